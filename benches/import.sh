@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Import benchmark: parse throughput (MB/s of transcript text, one core) and peak memory.
+# Builds a corpus of copies of the seed transcripts (SIZE_MB, default 64), then times
+#   1. `linkperf import --dry-run` (parse only) over the corpus,
+#   2. the same over one large file (the corpus concatenated), to show memory follows the
+#      largest file, and
+#   3. a full import into a fresh Parquet store.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/linkperf-target}"
+size_mb="${SIZE_MB:-64}"
+cargo build --quiet --locked
+bin="$CARGO_TARGET_DIR/debug/linkperf"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus"
+seeds=(fixtures/seeds/000_8f7f2e13e9bf4848.txt fixtures/seeds/001_76f1dcbf5cbef6cc.txt
+       fixtures/seeds/002_42248bd0d2963916.txt fixtures/seeds/003_7da62a485175b0b8.txt)
+total=0 i=0
+while [ "$total" -lt $((size_mb * 1000000)) ]; do
+  for s in "${seeds[@]}"; do
+    cp "$s" "$work/corpus/$(printf '%06d' $i)-$(basename "$s")"
+    total=$((total + $(stat -c %s "$s"))); i=$((i + 1))
+  done
+done
+cat "$work"/corpus/* > "$work/one-big-file.txt"
+
+measure() { # label, bytes, command...
+  local label=$1 bytes=$2; shift 2
+  python3 - "$label" "$bytes" "$@" <<'PY'
+import resource, subprocess, sys, time
+label, nbytes, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+t = time.perf_counter()
+subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+dt = time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"{label:<34} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss:7.1f} MiB")
+PY
+}
+echo "linkperf import benchmark ($i files, single-threaded parser, debug profile with opt-level 2)"
+measure "parse corpus (--dry-run)" "$total" "$bin" import --dry-run "$work/corpus"
+measure "parse one $size_mb MB file (--dry-run)" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
+measure "import corpus into a Parquet store" "$total" "$bin" --store "$work/store" import "$work/corpus"

@@ -1,0 +1,5 @@
+//! One module per CLI verb: each turns parsed arguments into calls on the library and prints.
+
+pub mod export;
+pub mod import;
+pub mod ls;

@@ -1,0 +1,210 @@
+//! The public export schema: one flat row per measurement point, the columns users script
+//! against (documented in README.md), plus the `--where` filter shared by the read verbs.
+
+use crate::model::{Measurement, Run};
+use anyhow::{bail, Result};
+use polars::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One exported measurement point. Field order is the column order.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportRow {
+    pub run_id: String,
+    pub source: String,
+    /// Line of the measurement row in `source`.
+    pub line: u32,
+    pub tool: String,
+    pub test: String,
+    pub role: String,
+    pub host: Option<String>,
+    pub device: Option<String>,
+    pub mtu: Option<u32>,
+    pub link_layer: Option<String>,
+    pub connection_type: Option<String>,
+    pub qps: Option<u32>,
+    pub msg_size_bytes: Option<u64>,
+    pub iterations: Option<u64>,
+    pub bw_peak_gbps: Option<f64>,
+    pub bw_avg_gbps: Option<f64>,
+    pub msg_rate_mpps: Option<f64>,
+    pub lat_min_us: Option<f64>,
+    pub lat_max_us: Option<f64>,
+    pub lat_typical_us: Option<f64>,
+    pub lat_avg_us: Option<f64>,
+    pub lat_stdev_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    pub lat_p999_us: Option<f64>,
+    pub raw_unit: String,
+    pub labels: BTreeMap<String, String>,
+    pub raw_text: String,
+    /// Line where the run starts (its prompt or first output line).
+    pub run_line: u32,
+    pub status: String,
+    pub command: Option<String>,
+    pub tps: Option<f64>,
+    pub cpu_util_pct: Option<f64>,
+}
+
+impl ExportRow {
+    fn new(r: &Run, m: &Measurement) -> ExportRow {
+        ExportRow {
+            run_id: r.run_id.clone(),
+            source: r.source.clone(),
+            line: m.line,
+            tool: r.tool.clone(),
+            test: r.test.clone(),
+            role: r.role.as_str().to_string(),
+            host: r.host.clone(),
+            device: r.device.clone(),
+            mtu: r.mtu,
+            link_layer: r.link_layer.clone(),
+            connection_type: r.connection_type.clone(),
+            qps: r.qps,
+            msg_size_bytes: m.msg_size_bytes,
+            iterations: m.iterations,
+            bw_peak_gbps: m.bw_peak_gbps,
+            bw_avg_gbps: m.bw_avg_gbps,
+            msg_rate_mpps: m.msg_rate_mpps,
+            lat_min_us: m.lat_min_us,
+            lat_max_us: m.lat_max_us,
+            lat_typical_us: m.lat_typical_us,
+            lat_avg_us: m.lat_avg_us,
+            lat_stdev_us: m.lat_stdev_us,
+            lat_p99_us: m.lat_p99_us,
+            lat_p999_us: m.lat_p999_us,
+            raw_unit: m.raw_unit.clone(),
+            labels: r.labels.clone(),
+            raw_text: m.raw_text.clone(),
+            run_line: r.line,
+            status: r.status.as_str().to_string(),
+            command: r.command.as_ref().map(|c| c.raw.clone()),
+            tps: m.tps,
+            cpu_util_pct: m.cpu_util_pct,
+        }
+    }
+}
+
+/// Flattens runs into export rows, in store order.
+pub fn rows(runs: &[Run]) -> Vec<ExportRow> {
+    runs.iter()
+        .flat_map(|r| r.measurements.iter().map(move |m| ExportRow::new(r, m)))
+        .collect()
+}
+
+/// Run-level keys `--where` accepts besides labels.
+pub const WHERE_KEYS: &[&str] = &[
+    "run_id", "source", "tool", "test", "role", "status", "host", "device", "mtu", "link_layer",
+    "connection_type", "qps",
+];
+
+/// A parsed `--where key=value[,key=value...]` filter: every condition must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    conditions: Vec<(String, String)>,
+}
+
+impl Filter {
+    /// Parses the `--where` arguments. Keys are checked against `runs` so a typo is an error
+    /// that lists the valid choices rather than an empty result.
+    pub fn parse(args: &[String], runs: &[Run]) -> Result<Filter> {
+        let mut conditions = Vec::new();
+        for arg in args {
+            for part in arg.split(',').filter(|p| !p.trim().is_empty()) {
+                let Some((k, v)) = part.split_once('=') else {
+                    bail!("--where {part:?}: expected key=value");
+                };
+                let k = k.trim().strip_prefix("label:").unwrap_or(k.trim()).to_string();
+                let known = WHERE_KEYS.contains(&k.as_str()) || runs.iter().any(|r| r.labels.contains_key(&k));
+                if !known {
+                    let mut labels: Vec<&str> = runs.iter().flat_map(|r| r.labels.keys().map(String::as_str)).collect();
+                    labels.sort();
+                    labels.dedup();
+                    bail!(
+                        "--where: unknown key {k:?}. Choose from: {}{}{}",
+                        WHERE_KEYS.join(", "),
+                        if labels.is_empty() { "" } else { "; labels: " },
+                        labels.join(", ")
+                    );
+                }
+                conditions.push((k, v.trim().to_string()));
+            }
+        }
+        Ok(Filter { conditions })
+    }
+
+    pub fn matches(&self, r: &Run) -> bool {
+        self.conditions.iter().all(|(k, v)| run_value(r, k).as_deref() == Some(v.as_str()))
+    }
+}
+
+fn run_value(r: &Run, key: &str) -> Option<String> {
+    Some(match key {
+        "run_id" => r.run_id.clone(),
+        "source" => r.source.clone(),
+        "tool" => r.tool.clone(),
+        "test" => r.test.clone(),
+        "role" => r.role.as_str().to_string(),
+        "status" => r.status.as_str().to_string(),
+        "host" => r.host.clone()?,
+        "device" => r.device.clone()?,
+        "mtu" => r.mtu?.to_string(),
+        "link_layer" => r.link_layer.clone()?,
+        "connection_type" => r.connection_type.clone()?,
+        "qps" => r.qps?.to_string(),
+        label => r.labels.get(label)?.clone(),
+    })
+}
+
+/// JSON Lines: one object per row, labels as an object.
+pub fn to_jsonl(rows: &[ExportRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        out.push_str(&serde_json::to_string(r).expect("export rows serialize"));
+        out.push('\n');
+    }
+    out
+}
+
+/// The rows as a polars frame (labels as JSON text), for CSV and Parquet.
+pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
+    let s = |f: &dyn Fn(&ExportRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
+    let fl = |name: &str, f: &dyn Fn(&ExportRow) -> Option<f64>| {
+        Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>())
+    };
+    let columns = vec![
+        Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
+        Column::new("source".into(), s(&|r| Some(r.source.clone()))),
+        Column::new("line".into(), rows.iter().map(|r| r.line).collect::<Vec<u32>>()),
+        Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
+        Column::new("test".into(), s(&|r| Some(r.test.clone()))),
+        Column::new("role".into(), s(&|r| Some(r.role.clone()))),
+        Column::new("host".into(), s(&|r| r.host.clone())),
+        Column::new("device".into(), s(&|r| r.device.clone())),
+        Column::new("mtu".into(), rows.iter().map(|r| r.mtu).collect::<Vec<_>>()),
+        Column::new("link_layer".into(), s(&|r| r.link_layer.clone())),
+        Column::new("connection_type".into(), s(&|r| r.connection_type.clone())),
+        Column::new("qps".into(), rows.iter().map(|r| r.qps).collect::<Vec<_>>()),
+        Column::new("msg_size_bytes".into(), rows.iter().map(|r| r.msg_size_bytes).collect::<Vec<_>>()),
+        Column::new("iterations".into(), rows.iter().map(|r| r.iterations).collect::<Vec<_>>()),
+        fl("bw_peak_gbps", &|r| r.bw_peak_gbps),
+        fl("bw_avg_gbps", &|r| r.bw_avg_gbps),
+        fl("msg_rate_mpps", &|r| r.msg_rate_mpps),
+        fl("lat_min_us", &|r| r.lat_min_us),
+        fl("lat_max_us", &|r| r.lat_max_us),
+        fl("lat_typical_us", &|r| r.lat_typical_us),
+        fl("lat_avg_us", &|r| r.lat_avg_us),
+        fl("lat_stdev_us", &|r| r.lat_stdev_us),
+        fl("lat_p99_us", &|r| r.lat_p99_us),
+        fl("lat_p999_us", &|r| r.lat_p999_us),
+        Column::new("raw_unit".into(), s(&|r| Some(r.raw_unit.clone()))),
+        Column::new("labels".into(), s(&|r| Some(serde_json::to_string(&r.labels).expect("labels serialize")))),
+        Column::new("raw_text".into(), s(&|r| Some(r.raw_text.clone()))),
+        Column::new("run_line".into(), rows.iter().map(|r| r.run_line).collect::<Vec<u32>>()),
+        Column::new("status".into(), s(&|r| Some(r.status.clone()))),
+        Column::new("command".into(), s(&|r| r.command.clone())),
+        fl("tps", &|r| r.tps),
+        fl("cpu_util_pct", &|r| r.cpu_util_pct),
+    ];
+    Ok(DataFrame::new(rows.len(), columns)?)
+}

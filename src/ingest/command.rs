@@ -1,0 +1,337 @@
+//! Takes a shell command line apart: wrapper prefixes (`numactl -i 1`, `taskset -c 16-23`, `sudo`,
+//! `stdbuf -oL`, `timeout 60`, `env A=B`), the benchmark program, its flags under canonical names,
+//! the peer address and any pipe (`| grep SUM`).
+
+use crate::model::CommandLine;
+use std::collections::BTreeMap;
+
+/// Programs linkperf knows how to read, by family.
+pub fn tool_family(program: &str) -> Option<&'static str> {
+    Some(match program {
+        "ib_send_bw" | "ib_read_bw" | "ib_write_bw" | "ib_atomic_bw" | "ib_send_lat"
+        | "ib_read_lat" | "ib_write_lat" | "ib_atomic_lat" | "raw_ethernet_bw"
+        | "raw_ethernet_lat" | "raw_ethernet_burst_lat" | "raw_ethernet_fs_rate" => "perftest",
+        "iperf" => "iperf2",
+        "iperf3" => "iperf3",
+        "qperf" => "qperf",
+        "ibping" => "ibping",
+        "ibv_devinfo" | "ibv_devices" | "ibstat" | "rdma" => "devinfo",
+        _ => return None,
+    })
+}
+
+/// Splits a command line into words, honouring single and double quotes.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut has = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                has = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if has || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if has || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Wrapper programs and which of their short options take a value.
+fn wrapper_value_opts(program: &str) -> Option<&'static [&'static str]> {
+    Some(match program {
+        "numactl" => &["-i", "-N", "-m", "-C", "-p"],
+        "taskset" => &["-c", "-p"],
+        "sudo" => &["-u", "-g"],
+        "stdbuf" => &["-o", "-e", "-i"],
+        "timeout" => &["-s", "-k"],
+        "nice" => &["-n"],
+        "chrt" => &[],
+        "time" | "env" | "nohup" | "exec" => &[],
+        _ => return None,
+    })
+}
+
+/// Parses a command line as typed after a prompt. Returns `None` for an empty line.
+pub fn parse(raw: &str) -> Option<CommandLine> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return None;
+    }
+    let (cmd, pipe) = match raw.split_once('|') {
+        Some((c, p)) => (c, Some(p.trim().to_string()).filter(|p| !p.is_empty())),
+        None => (raw, None),
+    };
+    let mut ws = words(cmd);
+    // Redirections are not arguments.
+    ws.retain(|w| !(w.starts_with("2>") || w.starts_with('>') || w == "&"));
+    let mut i = 0;
+    let mut wrappers = Vec::new();
+    while i < ws.len() {
+        let prog = basename(&ws[i]);
+        let Some(value_opts) = wrapper_value_opts(prog) else {
+            break;
+        };
+        let start = i;
+        i += 1;
+        // `taskset MASK cmd` and `timeout DURATION cmd` take one positional before the command.
+        let mut positional = matches!(prog, "taskset" | "timeout" | "chrt");
+        while i < ws.len() {
+            let w = &ws[i];
+            if prog == "env" && w.contains('=') && !w.starts_with('-') {
+                i += 1;
+            } else if w.starts_with('-') {
+                i += 1;
+                if value_opts.contains(&w.as_str()) && i < ws.len() {
+                    i += 1;
+                    if prog == "taskset" {
+                        positional = false;
+                    }
+                }
+            } else if positional {
+                positional = false;
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        wrappers.push(ws[start..i].join(" "));
+    }
+    let program = ws.get(i).map(|p| basename(p).to_string()).unwrap_or_default();
+    let args = ws.get(i + 1..).unwrap_or(&[]);
+    let (flags, peer) = match tool_family(&program) {
+        Some("perftest") => perftest_args(args),
+        _ => generic_args(args),
+    };
+    Some(CommandLine {
+        raw: raw.to_string(),
+        wrappers,
+        program,
+        flags,
+        peer,
+        pipe,
+    })
+}
+
+fn basename(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// perftest short options that take a value, with their canonical long names.
+const PERFTEST_VALUE: &[(&str, &str)] = &[
+    ("-d", "ib-dev"),
+    ("-i", "ib-port"),
+    ("-m", "mtu"),
+    ("-c", "connection"),
+    ("-s", "size"),
+    ("-n", "iters"),
+    ("-q", "qp"),
+    ("-t", "tx-depth"),
+    ("-r", "rx-depth"),
+    ("-p", "port"),
+    ("-u", "qp-timeout"),
+    ("-S", "sl"),
+    ("-x", "gid-index"),
+    ("-D", "duration"),
+    ("-f", "margin"),
+    ("-l", "post_list"),
+    ("-Q", "cq-mod"),
+    ("-I", "inline_size"),
+    ("-o", "outs"),
+    ("-E", "dest_mac"),
+    ("-B", "source_mac"),
+    ("-J", "dest_ip"),
+    ("-j", "source_ip"),
+    ("-K", "dest_port"),
+    ("-k", "source_port"),
+    ("-T", "tos"),
+    ("-L", "hop_limit"),
+    ("-w", "limit_bw"),
+    ("-y", "limit_msgrate"),
+    ("-W", "report-counters"),
+    ("-X", "vector"),
+    ("-g", "mcg"),
+    ("-M", "MGID"),
+    ("-A", "atomic_type"),
+    ("-Y", "raw_ipv6"),
+];
+
+/// perftest short options without a value.
+const PERFTEST_SWITCH: &[(&str, &str)] = &[
+    ("-a", "all"),
+    ("-b", "bidirectional"),
+    ("-F", "CPU-freq"),
+    ("-N", "noPeak"),
+    ("-R", "rdma_cm"),
+    ("-e", "events"),
+    ("-z", "com_rdma_cm"),
+    ("-O", "dualport"),
+    ("-C", "report-cycles"),
+    ("-H", "report-histogram"),
+    ("-U", "report-unsorted"),
+    ("-Z", "server"),
+    ("-P", "client"),
+    ("-h", "help"),
+    ("-V", "version"),
+    ("-G", "use_rss"),
+    ("-v", "mac_fwd"),
+];
+
+/// perftest long options that take a value (as a separate word or after `=`).
+const PERFTEST_LONG_VALUE: &[&str] = &[
+    "ib-dev", "ib-port", "mtu", "connection", "size", "iters", "qp", "tx-depth", "rx-depth",
+    "port", "qp-timeout", "sl", "gid-index", "duration", "margin", "post_list", "recv_post_list",
+    "cq-mod", "inline_size", "outs", "dest_mac", "source_mac", "dest_ip", "source_ip",
+    "dest_port", "source_port", "tos", "hop_limit", "limit_bw", "limit_msgrate", "out_json_file",
+    "mmap", "mmap-offset", "use_cuda", "use_rocm", "flows", "burst_size", "rate_limit",
+    "rate_units", "rate_limit_type", "output", "dlid", "wait_destroy", "retry_count",
+    "atomic_type", "server_ip", "client_ip", "payload_file_path", "vlan_pcp", "vlan_en",
+];
+
+/// Long options people abbreviate (getopt_long accepts unambiguous prefixes): the seeds use
+/// `--report_gbit` for `--report_gbits`.
+fn canonical_long(name: &str) -> String {
+    const FULL: &[&str] = &["report_gbits", "report-both", "report-per-port", "run_infinitely"];
+    for full in FULL {
+        if name.len() >= 8 && full.starts_with(name) {
+            return (*full).to_string();
+        }
+    }
+    name.to_string()
+}
+
+fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
+    let mut flags = BTreeMap::new();
+    let mut peer = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (canonical_long(n), Some(v.to_string())),
+                None => (canonical_long(long), None),
+            };
+            let value = match value {
+                Some(v) => v,
+                None if PERFTEST_LONG_VALUE.contains(&name.as_str()) && i < args.len() => {
+                    i += 1;
+                    args[i - 1].clone()
+                }
+                None => "true".to_string(),
+            };
+            flags.insert(name, value);
+        } else if a.starts_with('-') && a.len() >= 2 {
+            let opt = &a[..2];
+            let attached = &a[2..];
+            if let Some((_, name)) = PERFTEST_VALUE.iter().find(|(s, _)| *s == opt) {
+                let value = if !attached.is_empty() {
+                    attached.to_string()
+                } else if i < args.len() {
+                    i += 1;
+                    args[i - 1].clone()
+                } else {
+                    String::new()
+                };
+                flags.insert((*name).to_string(), value);
+            } else {
+                // Switches may be bundled (`-aF`).
+                for ch in a[1..].chars() {
+                    let short = format!("-{ch}");
+                    let name = PERFTEST_SWITCH
+                        .iter()
+                        .find(|(s, _)| *s == short)
+                        .map(|(_, n)| (*n).to_string())
+                        .unwrap_or(short);
+                    flags.insert(name, "true".to_string());
+                }
+            }
+        } else {
+            peer = Some(a.clone());
+        }
+    }
+    (flags, peer)
+}
+
+/// Flags of tools without an option table here: each `-x value` pair is kept as written, a
+/// flag followed by another flag maps to `"true"`.
+fn generic_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
+    let mut flags = BTreeMap::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a.starts_with('-') {
+            let value = match args.get(i) {
+                Some(v) if !v.starts_with('-') => {
+                    i += 1;
+                    v.clone()
+                }
+                _ => "true".to_string(),
+            };
+            flags.insert(a.clone(), value);
+        }
+    }
+    (flags, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numactl_and_perftest_flags() {
+        let c = parse("numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000 -N --report_gbits 192.170.1.30")
+            .unwrap();
+        assert_eq!(c.wrappers, vec!["numactl -i 1"]);
+        assert_eq!(c.program, "ib_write_bw");
+        assert_eq!(c.flags["ib-dev"], "mrdma0");
+        assert_eq!(c.flags["iters"], "1000");
+        assert_eq!(c.flags["all"], "true");
+        assert_eq!(c.flags["noPeak"], "true");
+        assert_eq!(c.flags["CPU-freq"], "true");
+        assert_eq!(c.flags["report_gbits"], "true");
+        assert_eq!(c.peer.as_deref(), Some("192.170.1.30"));
+    }
+
+    #[test]
+    fn abbreviated_report_gbit_and_peer_first() {
+        let c = parse("ib_send_bw -d hns_1 192.170.1.10 -a --report_gbit").unwrap();
+        assert_eq!(c.flags["report_gbits"], "true");
+        assert_eq!(c.peer.as_deref(), Some("192.170.1.10"));
+        let s = parse("ib_send_bw -d hns_1 -a --report_gbit").unwrap();
+        assert_eq!(s.peer, None);
+    }
+
+    #[test]
+    fn taskset_and_pipe() {
+        let c = parse("taskset -c 16-23 iperf -c 192.170.1.110 -p 7000 -t 60 -i 1 -P 5 | grep SUM")
+            .unwrap();
+        assert_eq!(c.wrappers, vec!["taskset -c 16-23"]);
+        assert_eq!(c.program, "iperf");
+        assert_eq!(c.pipe.as_deref(), Some("grep SUM"));
+    }
+
+    #[test]
+    fn attached_values_and_long_equals() {
+        let c = parse("sudo ib_read_lat -s64 -x 3 --out_json_file=/tmp/r.json -q 4 host1").unwrap();
+        assert_eq!(c.wrappers, vec!["sudo"]);
+        assert_eq!(c.flags["size"], "64");
+        assert_eq!(c.flags["gid-index"], "3");
+        assert_eq!(c.flags["qp"], "4");
+        assert_eq!(c.flags["out_json_file"], "/tmp/r.json");
+        assert_eq!(c.peer.as_deref(), Some("host1"));
+    }
+}

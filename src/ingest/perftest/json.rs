@@ -1,0 +1,138 @@
+//! perftest `--out_json` files. Since perftest 6.20 they are JSON; older builds (and Debian 12's
+//! 4.5) write the same keys without quotes and with trailing commas, so a lenient key/value
+//! reader takes over when strict JSON fails. The file records no bandwidth unit: it is MiB/s or
+//! Gb/s depending on `--report_gbits`, which the file does not say. The unit is therefore inferred
+//! from `MsgRate × MsgSize`, which fixes the byte rate; the two candidate units differ by a
+//! factor of 119.2, so the match is unambiguous.
+
+use super::lines::title;
+use crate::ingest::{Problem, RunDraft};
+use crate::model::{Measurement, Role, RunStatus};
+use crate::units::{gbps_from_msg_rate, BwUnit};
+use std::collections::BTreeMap;
+
+/// Is this file a perftest JSON result?
+pub fn detect(lines: &[String]) -> bool {
+    let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
+    let starts = matches!(first, Some("{") | Some("{\"test_info\": {") | Some("test_info: {"))
+        || first.is_some_and(|l| l.starts_with('{') && l.contains("test_info"));
+    starts && lines.iter().take(5).any(|l| l.contains("test_info"))
+}
+
+/// Flattened `section.key → (value, line)` pairs.
+type Pairs = BTreeMap<String, (String, usize)>;
+
+fn strict(text: &str, lines: &[String]) -> Option<Pairs> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let mut out = Pairs::new();
+    for section in ["test_info", "results"] {
+        let obj = v.get(section)?.as_object()?;
+        for (k, val) in obj {
+            let s = match val {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let line = lines.iter().position(|l| l.contains(&format!("\"{k}\""))).unwrap_or(0);
+            out.insert(format!("{section}.{k}"), (s, line));
+        }
+    }
+    Some(out)
+}
+
+fn lenient(lines: &[String]) -> Pairs {
+    let mut out = Pairs::new();
+    let mut section = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim().trim_end_matches(',');
+        let Some((k, v)) = t.split_once(':') else { continue };
+        let k = k.trim().trim_matches('"');
+        let v = v.trim().trim_matches('"');
+        if v.starts_with('{') {
+            section = k.to_string();
+            continue;
+        }
+        if !section.is_empty() && !k.is_empty() {
+            out.insert(format!("{section}.{k}"), (v.to_string(), i));
+        }
+    }
+    out
+}
+
+/// Parses a whole `--out_json` file into one run.
+pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
+    let text = lines.join("\n");
+    let pairs = strict(&text, lines).unwrap_or_else(|| lenient(lines));
+    let get = |k: &str| pairs.get(k).map(|(v, _)| v.as_str());
+    let num = |k: &str| get(k).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
+    let results_line = pairs
+        .iter()
+        .filter(|(k, _)| k.starts_with("results."))
+        .map(|(_, (_, l))| *l)
+        .min()
+        .ok_or_else(|| Problem::new(source, lines.len() as u32, "perftest JSON without a results section (truncated?)".into()))?;
+    let size = get("results.MsgSize")
+        .and_then(|v| v.parse::<u64>().ok())
+        .ok_or_else(|| Problem::new(source, results_line as u32 + 1, "perftest JSON results without MsgSize".into()))?;
+    let test_text = get("test_info.test").unwrap_or("");
+    let title_text = test_text
+        .replace("_BW_Test", " BW Test")
+        .replace("_Latency_Test", " Latency Test")
+        .replace("_Bidirectional", " Bidirectional");
+    let parsed_title = title(&title_text);
+    let mut facts = BTreeMap::new();
+    for (k, (v, _)) in pairs.iter().filter(|(k, _)| k.starts_with("test_info.")) {
+        facts.insert(super::lines::snake_key(&k["test_info.".len()..]), v.clone());
+    }
+    let mut notes = Vec::new();
+    let mut m = Measurement {
+        line: results_line as u32 + 1,
+        raw_text: lines[results_line..].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "),
+        msg_size_bytes: Some(size),
+        iterations: get("results.n_iterations").and_then(|v| v.parse().ok()),
+        msg_rate_mpps: num("results.MsgRate"),
+        lat_min_us: num("results.t_min"),
+        lat_max_us: num("results.t_max"),
+        lat_typical_us: num("results.t_typical"),
+        lat_avg_us: num("results.t_avg"),
+        lat_stdev_us: num("results.t_stdev"),
+        lat_p99_us: num("results.percentile_99"),
+        lat_p999_us: num("results.percentile_99.9"),
+        tps: num("results.tps_average"),
+        cpu_util_pct: num("results.CPU_util"),
+        raw_unit: "usec".into(),
+        ..Measurement::default()
+    };
+    if let Some(avg) = num("results.BW_average") {
+        let rate = m.msg_rate_mpps.ok_or_else(|| {
+            Problem::new(source, results_line as u32 + 1, "perftest JSON has BW_average but no MsgRate: its unit cannot be known".into())
+        })?;
+        let expect = gbps_from_msg_rate(rate, size);
+        let unit = [BwUnit::PerftestGbps, BwUnit::PerftestMiBps]
+            .into_iter()
+            .min_by(|a, b| {
+                let da = (a.to_gbps(avg) / expect).ln().abs();
+                let db = (b.to_gbps(avg) / expect).ln().abs();
+                da.total_cmp(&db)
+            })
+            .expect("two candidates");
+        notes.push(format!("bandwidth unit {unit} inferred from MsgRate × MsgSize (the JSON file records none)"));
+        m.raw_unit = unit.to_string();
+        m.bw_avg_gbps = Some(unit.to_gbps(avg));
+        m.bw_peak_gbps = num("results.BW_peak").filter(|&p| p > 0.0).map(|p| unit.to_gbps(p));
+    }
+    Ok(RunDraft {
+        keep: true,
+        start: 0,
+        end: lines.len(),
+        tool: "perftest".into(),
+        test: parsed_title.as_ref().map(|t| format!("ib_{}_{}", t.verb, t.kind)),
+        test_hint: None,
+        kind_hint: None,
+        role: Role::Unknown,
+        status: RunStatus::Ok,
+        facts,
+        notes,
+        error: None,
+        measurements: vec![m],
+    })
+}

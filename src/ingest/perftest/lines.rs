@@ -1,0 +1,442 @@
+//! Line-level parsers for perftest text output: banner key/value lines, address lines, table
+//! headers and result rows. Each function reads one line; whitespace is matched loosely because
+//! copies from web pages collapse perftest's column padding and TABs to single spaces.
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, tag_no_case, take_while1};
+use nom::character::complete::{char, digit0, digit1, space0, space1};
+use nom::combinator::{opt, recognize};
+use nom::multi::many1;
+use nom::sequence::{pair, preceded, terminated};
+use nom::{IResult, Parser};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// A line of at least 20 dashes (perftest's `RESULT_LINE` is 87 or 163, older builds 66); text
+/// glued after the dashes by a careless copy is ignored.
+pub fn is_rule(line: &str) -> bool {
+    line.trim_start().starts_with("--------------------")
+}
+
+/// `* Waiting for client to connect... *` or the rdma_cm variant.
+pub fn is_waiting(line: &str) -> bool {
+    line.contains("Waiting for client to connect") || line.contains("Waiting for client rdma_cm QP to connect")
+}
+
+/// The star lines around the waiting box.
+pub fn is_star_rule(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 10 && t.chars().all(|c| c == '*')
+}
+
+/// A `^C` typed into the terminal (possibly with output glued after it).
+pub fn is_interrupt(line: &str) -> bool {
+    line.trim_start().starts_with("^C")
+}
+
+/// The parsed test title, e.g. `RDMA_Write BW Test` or `Atomic FETCH_AND_ADD Latency Test`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Title {
+    pub text: String,
+    /// `send`, `write`, `read`, `atomic`.
+    pub verb: &'static str,
+    /// `bw` or `lat`.
+    pub kind: &'static str,
+    pub bidirectional: bool,
+}
+
+static TITLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(Send_imm|Send|RDMA_Write_imm|RDMA_Write|RDMA_Read|Atomic)\b(.*?)\b(BW|Latency)\b(.*)\bTest\s*$")
+        .expect("title regex")
+});
+
+/// Reads the banner title line.
+pub fn title(line: &str) -> Option<Title> {
+    let c = TITLE.captures(line)?;
+    let verb = match &c[1] {
+        "Send" | "Send_imm" => "send",
+        "RDMA_Write" | "RDMA_Write_imm" => "write",
+        "RDMA_Read" => "read",
+        _ => "atomic",
+    };
+    let kind = if &c[3] == "BW" { "bw" } else { "lat" };
+    Some(Title {
+        text: line.split_whitespace().collect::<Vec<_>>().join(" "),
+        verb,
+        kind,
+        bidirectional: c[2].contains("Bidirectional"),
+    })
+}
+
+/// Banner keys perftest prints (`ctx_print_test_info`), across versions.
+const BANNER_KEYS: &[&str] = &[
+    "Dual-port",
+    "Device",
+    "Number of qps",
+    "Transport type",
+    "Connection type",
+    "Using SRQ",
+    "PCIe relax order",
+    "Lock-free",
+    "ibv_wr* API",
+    "Using DDP",
+    "Using Enhanced Reorder",
+    "TX depth",
+    "RX depth",
+    "Post List",
+    "Recv Post List",
+    "DCS num streams",
+    "CQ Moderation",
+    "CQE Poll Batch",
+    "Buffer size",
+    "Mtu",
+    "Link type",
+    "GID index2",
+    "GID index",
+    "Max inline data",
+    "Outstand reads",
+    "rdma_cm QPs",
+    "Data ex. method",
+    "TOS",
+    "Use ROCm memory",
+    "Use MUSA memory",
+    "Use CUDA memory",
+    "NUMA node",
+];
+
+static BANNER_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    let alts = BANNER_KEYS
+        .iter()
+        .map(|k| regex::escape(k).replace("\\ ", r"\s+").replace(' ', r"\s+"))
+        .collect::<Vec<_>>()
+        .join("|");
+    Regex::new(&format!(r"(?:^|\s)({alts})\s*:")).expect("banner key regex")
+});
+
+/// Reads a banner line into (key, value) pairs: `Dual-port : OFF Device : mrdma0` gives two.
+/// Keys are returned in snake case (`dual_port`, `data_ex_method`).
+pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
+    let first = BANNER_KEY.captures(line)?;
+    // The line must start with a key, not merely contain one.
+    if !line[..first.get(1)?.start()].trim().is_empty() {
+        return None;
+    }
+    let matches: Vec<_> = BANNER_KEY.captures_iter(line).collect();
+    let mut out = Vec::new();
+    for (i, m) in matches.iter().enumerate() {
+        let key_m = m.get(1)?;
+        let value_start = m.get(0)?.end();
+        let value_end = matches
+            .get(i + 1)
+            .and_then(|n| n.get(0))
+            .map_or(line.len(), |n| n.start());
+        let value = line[value_start..value_end].trim().to_string();
+        out.push((snake_key(key_m.as_str()), value));
+    }
+    Some(out)
+}
+
+/// `Data ex. method` → `data_ex_method`, `ibv_wr* API` → `ibv_wr_api`.
+pub fn snake_key(key: &str) -> String {
+    let mut s = String::new();
+    for w in key.split(|c: char| !c.is_ascii_alphanumeric()) {
+        if w.is_empty() {
+            continue;
+        }
+        if !s.is_empty() {
+            s.push('_');
+        }
+        s.push_str(&w.to_ascii_lowercase());
+    }
+    s
+}
+
+/// `local address: LID 0000 QPN 0x000d PSN 0x98dc41` → ("local", rest).
+pub fn address(line: &str) -> Option<(&'static str, String)> {
+    let t = line.trim();
+    let side = if t.starts_with("local address:") {
+        "local"
+    } else if t.starts_with("remote address:") {
+        "remote"
+    } else {
+        return None;
+    };
+    let rest = t.split_once(':').map(|(_, r)| r.trim().to_string())?;
+    Some((side, rest))
+}
+
+/// `GID: 00:00:...:01:20` → the GID text.
+pub fn gid(line: &str) -> Option<String> {
+    let t = line.trim();
+    let rest = t.strip_prefix("GID:").or_else(|| t.strip_prefix("MGID:"))?;
+    Some(rest.trim().to_string())
+}
+
+/// One column of a result table header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Column {
+    Bytes,
+    Iterations,
+    Sl,
+    BwPeak(String),
+    BwAvg(String),
+    MsgRate,
+    BwPort1(String),
+    MsgRatePort1,
+    BwPort2(String),
+    MsgRatePort2,
+    CpuUtil,
+    TMin,
+    TMax,
+    TTypical,
+    TAvg,
+    TStdev,
+    P99,
+    P999,
+    Tps,
+}
+
+static HEADER_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"#bytes|#iterations|#sl|",
+        r"BW\s+peak\[(?P<peak>[^\]]+)\]|BW\s+average\[(?P<avg>[^\]]+)\]|",
+        r"BW\s+Port1\[(?P<p1>[^\]]+)\]|MsgRate\s+Port1\[Mpps\]|",
+        r"BW\s+Port2\[(?P<p2>[^\]]+)\]|MsgRate\s+Port2\[Mpps\]|MsgRate\[Mpps\]|",
+        r"CPU_Util\[%\]|t_min\[usec\]|t_max\[usec\]|t_typical\[usec\]|t_avg\[usec\]|",
+        r"t_stdev\[usec\]|99%\s+percentile\[usec\]|99\.9%\s+percentile\[usec\]|tps\s+average"
+    ))
+    .expect("header regex")
+});
+
+/// Reads a table header (`#bytes #iterations BW peak[Gb/sec] ...`) into its columns.
+pub fn header(line: &str) -> Option<Vec<Column>> {
+    if !line.trim_start().starts_with("#bytes") {
+        return None;
+    }
+    let mut cols = Vec::new();
+    for c in HEADER_COLUMN.captures_iter(line) {
+        let text = c.get(0)?.as_str();
+        let unit = |name: &str| c.name(name).map(|m| m.as_str().to_string());
+        let col = if let Some(u) = unit("peak") {
+            Column::BwPeak(u)
+        } else if let Some(u) = unit("avg") {
+            Column::BwAvg(u)
+        } else if let Some(u) = unit("p1") {
+            Column::BwPort1(u)
+        } else if let Some(u) = unit("p2") {
+            Column::BwPort2(u)
+        } else {
+            let squashed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            match squashed.as_str() {
+                "#bytes" => Column::Bytes,
+                "#iterations" => Column::Iterations,
+                "#sl" => Column::Sl,
+                "MsgRate[Mpps]" => Column::MsgRate,
+                "MsgRate Port1[Mpps]" => Column::MsgRatePort1,
+                "MsgRate Port2[Mpps]" => Column::MsgRatePort2,
+                "CPU_Util[%]" => Column::CpuUtil,
+                "t_min[usec]" => Column::TMin,
+                "t_max[usec]" => Column::TMax,
+                "t_typical[usec]" => Column::TTypical,
+                "t_avg[usec]" => Column::TAvg,
+                "t_stdev[usec]" => Column::TStdev,
+                "99% percentile[usec]" => Column::P99,
+                "99.9% percentile[usec]" => Column::P999,
+                _ => Column::Tps,
+            }
+        };
+        cols.push(col);
+    }
+    (cols.len() >= 2 && cols[0] == Column::Bytes).then_some(cols)
+}
+
+/// A number as perftest prints it: `2`, `0.061539`, `11403.46`, `1e+06`, `-nan`, `inf`.
+fn number(input: &str) -> IResult<&str, &str> {
+    alt((
+        recognize((
+            opt(char('-')),
+            digit1,
+            opt(pair(char('.'), digit0)),
+            opt((alt((char('e'), char('E'))), opt(alt((char('+'), char('-')))), digit1)),
+        )),
+        recognize(preceded(opt(char('-')), alt((tag_no_case("nan"), tag_no_case("inf"))))),
+    ))
+    .parse(input)
+}
+
+/// A data row: the numbers it starts with and any text glued after them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row<'a> {
+    pub values: Vec<&'a str>,
+    /// Non-space text right after the last number (`时延测试` in a copied page), if any.
+    pub trailing: &'a str,
+}
+
+/// Reads ` 2          1000           0.061539            0.058761            3.672573`.
+pub fn row(line: &str) -> Option<Row<'_>> {
+    let parsed: IResult<&str, Vec<&str>> =
+        preceded(space0, many1(terminated(number, alt((space1, space0))))).parse(line);
+    let (rest, values) = parsed.ok()?;
+    // The first value is the message size: an integer.
+    if values[0].contains(['.', 'e', 'E', '-']) || values[0].to_ascii_lowercase().contains("n") {
+        return None;
+    }
+    let trailing = rest.trim();
+    // A row never ends in ASCII letters or punctuation glued to a number ("2x", "10.5us").
+    if let Some(c) = trailing.chars().next() {
+        if c.is_ascii() {
+            return None;
+        }
+    }
+    Some(Row { values, trailing })
+}
+
+/// `#, usec` / `#, cycles`: the header of `-H`/`-U` raw latency samples.
+pub fn is_sample_header(line: &str) -> bool {
+    let t = line.trim();
+    t == "#, usec" || t == "#, cycles"
+}
+
+/// `17, 1.93`: one raw latency sample.
+pub fn is_sample(line: &str) -> bool {
+    let p: IResult<&str, (&str, &str, &str, &str)> =
+        (preceded(space0, digit1), tag(","), space0, take_while1(|c: char| c.is_ascii_digit() || ".e+-".contains(c)))
+            .parse(line);
+    matches!(p, Ok((rest, _)) if rest.trim().is_empty())
+}
+
+/// Warnings perftest (or the host) prints between output lines. Returns true for lines that are
+/// known not to be data: they are kept as notes on the run.
+pub fn is_warning(line: &str) -> bool {
+    let t = line.trim();
+    const PREFIXES: &[&str] = &[
+        "Conflicting CPU frequency values detected",
+        "Correlation coefficient",
+        "Test integrity may be harmed",
+        "Device not recognized to implement inline feature",
+        "WARNING",
+        "Warning",
+        "Your system is not activated",
+        "Requested mtu is higher than active mtu",
+        "Changing to active mtu",
+        "Invalid MTU",
+        "Please choose mtu",
+        "Will run with the port active mtu",
+        "Number of outstanding reads is above max",
+        "Changing to that max value",
+        "out_reads is greater than remote",
+        "Perftest doesn't supports device memory",
+        "Client closed connection",
+        "Please run the same command with the IB/RoCE interface IP",
+        "MAC attached",
+        "spec_info",
+    ];
+    PREFIXES.iter().any(|p| t.starts_with(p))
+}
+
+/// Error lines perftest prints instead of results (section 1.7 of FORMATS.md).
+pub fn is_error(line: &str) -> bool {
+    let t = line.trim();
+    const PREFIXES: &[&str] = &[
+        "Couldn't connect",
+        "Couldn't listen",
+        "Couldn't post",
+        "Couldn't get",
+        "Unable to",
+        "accept() failed",
+        "Did not detect devices",
+        "If device exists",
+        "No IB devices found",
+        "IB device",
+        "Port number",
+        "Link layer on port",
+        "Failed to",
+        "Failed status",
+        "Found Incompatibility issue",
+        "Completion with error",
+        "poll CQ failed",
+        "Did not get Message",
+        "Error:",
+        "Parser function exited with Error",
+        "Current implementation is not compatible",
+        "Can't produce a report",
+        "scnt=",
+        "rcnt=",
+        "Total Received=",
+        "Invalid Command",
+    ];
+    PREFIXES.iter().any(|p| t.starts_with(p)) || t.contains(" mismatch: local=")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows() {
+        let r = row(" 2          1000           0.061539            0.058761            3.672573").unwrap();
+        assert_eq!(r.values, vec!["2", "1000", "0.061539", "0.058761", "3.672573"]);
+        let r = row("8388608 1000 0.00 98.03 0.001461时延测试").unwrap();
+        assert_eq!(r.values.len(), 5);
+        assert_eq!(r.trailing, "时延测试");
+        let r = row(" 65536      5000             4508.97            4508.79\t\t   0.072141").unwrap();
+        assert_eq!(r.values[4], "0.072141");
+        assert!(row(" 2x 100").is_none());
+        assert!(row("Linux 4.19").is_none());
+        assert!(row(" 4.5 10").is_none());
+        let r = row(" 2       1000          0.96           1.25         0.98     \t       0.98        \t0.01   \t\t1.00    \t\t1.25   ").unwrap();
+        assert_eq!(r.values.len(), 9);
+    }
+
+    #[test]
+    fn headers() {
+        let h = header(" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]").unwrap();
+        assert_eq!(
+            h,
+            vec![
+                Column::Bytes,
+                Column::Iterations,
+                Column::BwPeak("MiB/sec".into()),
+                Column::BwAvg("MiB/sec".into()),
+                Column::MsgRate
+            ]
+        );
+        let h = header("#bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]").unwrap();
+        assert_eq!(h.len(), 9);
+        assert_eq!(h[8], Column::P999);
+        let h = header(" #bytes        #iterations       t_avg[usec]    tps average").unwrap();
+        assert_eq!(h, vec![Column::Bytes, Column::Iterations, Column::TAvg, Column::Tps]);
+    }
+
+    #[test]
+    fn banner() {
+        let p = banner_pairs("Dual-port : OFF Device : mrdma0").unwrap();
+        assert_eq!(p, vec![("dual_port".into(), "OFF".into()), ("device".into(), "mrdma0".into())]);
+        let p = banner_pairs(" rdma_cm QPs\t : OFF").unwrap();
+        assert_eq!(p, vec![("rdma_cm_qps".into(), "OFF".into())]);
+        let p = banner_pairs(" ibv_wr* API     : ON\t\tUsing Enhanced Reorder      : OFF").unwrap();
+        assert_eq!(p[1], ("using_enhanced_reorder".into(), "OFF".into()));
+        let p = banner_pairs(" GID index       : 2").unwrap();
+        assert_eq!(p, vec![("gid_index".into(), "2".into())]);
+        assert!(banner_pairs("The Device : x").is_none());
+    }
+
+    #[test]
+    fn titles() {
+        let t = title("                    RDMA_Write BW Test").unwrap();
+        assert_eq!((t.verb, t.kind, t.bidirectional), ("write", "bw", false));
+        let t = title("\t\t    Send Bidirectional BW Test").unwrap();
+        assert!(t.bidirectional);
+        let t = title("Atomic FETCH_AND_ADD Latency Test").unwrap();
+        assert_eq!((t.verb, t.kind), ("atomic", "lat"));
+        assert!(title("RDMA_Write BW Test results below").is_none());
+    }
+
+    #[test]
+    fn samples_and_rules() {
+        assert!(is_sample("17, 1.93"));
+        assert!(!is_sample("17 1.93"));
+        assert!(is_rule("---------------------------------------------------------------------------------------4、总结"));
+        assert!(!is_rule("--- storage02.(none) (Lid 5) ibping statistics ---"));
+    }
+}

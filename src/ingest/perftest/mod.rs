@@ -1,0 +1,401 @@
+//! perftest (`ib_send_bw`, `ib_read_bw`, `ib_write_bw`, `ib_atomic_bw`, the `_lat` tools and
+//! `raw_ethernet_bw`) text output: banner, address lines, waiting box, BW and latency tables
+//! in every known layout, warnings inside tables and copy-and-paste damage. Also `--out_json`
+//! files (see [`json`]).
+//!
+//! The parser walks a block line by line; each line is classified by the small parsers in
+//! [`lines`]. A run starts at the waiting box, banner or table header and ends at the next
+//! banner or at the end of the block. Lines inside a table that are neither rows nor known
+//! warnings are reported as problems with their line number, never dropped silently.
+
+pub mod json;
+pub mod lines;
+
+use super::{Problem, RunDraft};
+use crate::model::{Measurement, Role, RunStatus};
+use crate::units::BwUnit;
+use lines::Column;
+use std::collections::BTreeMap;
+
+/// Does this block look like perftest output (used when no command names the tool)?
+pub fn detect(text: &[String]) -> bool {
+    text.iter().any(|l| lines::title(l).is_some() || lines::header(l).is_some())
+}
+
+/// Test name from a banner title and connection type: `RDMA_Write BW` → `ib_write_bw`.
+fn test_name(title: &lines::Title, connection: Option<&str>) -> String {
+    if connection == Some("RawEth") {
+        return format!("raw_ethernet_{}", title.kind);
+    }
+    format!("ib_{}_{}", title.verb, title.kind)
+}
+
+/// Recognises `ib_write_bw`, `write_bw`, `write-lat`, ... in a file name.
+fn test_from_file_name(source: &str) -> Option<String> {
+    let name = source.rsplit('/').next().unwrap_or(source).to_ascii_lowercase().replace('-', "_");
+    for verb in ["send", "write", "read", "atomic"] {
+        for kind in ["bw", "lat"] {
+            if name.contains(&format!("{verb}_{kind}")) {
+                return Some(format!("ib_{verb}_{kind}"));
+            }
+        }
+    }
+    None
+}
+
+#[derive(Default)]
+struct Draft {
+    start: usize,
+    end: usize,
+    title: Option<lines::Title>,
+    waiting: bool,
+    facts: BTreeMap<String, String>,
+    notes: Vec<String>,
+    errors: Vec<String>,
+    header: Option<Vec<Column>>,
+    header_line: usize,
+    table_open: bool,
+    rows: Vec<Measurement>,
+    interrupted: bool,
+    samples: usize,
+    report_both: Option<&'static str>,
+    local_qps: usize,
+    remote_qps: usize,
+    peak_not_measured: bool,
+}
+
+impl Draft {
+    fn touch(&mut self, i: usize) {
+        self.end = i + 1;
+    }
+
+    fn meaningful(&self) -> bool {
+        self.title.is_some() || self.header.is_some() || self.waiting || !self.errors.is_empty()
+    }
+}
+
+/// Parses one block. `is_perftest_command` is true when the prompt named a perftest program.
+pub fn parse_block(
+    source: &str,
+    all: &[String],
+    range: std::ops::Range<usize>,
+    is_perftest_command: bool,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let mut out = Vec::new();
+    let mut draft: Option<Draft> = None;
+    let mut pending: Vec<(usize, String)> = Vec::new();
+    let problem = |problems: &mut Vec<Problem>, i: usize, msg: String| {
+        problems.push(Problem::new(source, i as u32 + 1, msg));
+    };
+    let open = |draft: &mut Option<Draft>, pending: &mut Vec<(usize, String)>, i: usize| {
+        if draft.is_none() {
+            let start = pending.first().map_or(i, |p| p.0);
+            let mut d = Draft {
+                start,
+                end: i + 1,
+                ..Draft::default()
+            };
+            d.notes.extend(pending.drain(..).map(|(l, n)| format!("line {}: {}", l + 1, n)));
+            *draft = Some(d);
+        }
+    };
+
+    for i in range.clone() {
+        let line = all[i].as_str();
+        if line.trim().is_empty() {
+            continue;
+        }
+        if lines::is_rule(line) {
+            if let Some(d) = draft.as_mut() {
+                d.touch(i);
+                if d.table_open {
+                    d.table_open = false;
+                    d.report_both = None;
+                }
+            }
+            continue;
+        }
+        if lines::is_waiting(line) || lines::is_star_rule(line) {
+            if draft.as_ref().is_some_and(|d| d.title.is_some() || d.header.is_some()) {
+                out.extend(draft.take().map(|d| finish(d, source, all, problems)));
+            }
+            open(&mut draft, &mut pending, i);
+            let d = draft.as_mut().expect("draft opened");
+            d.touch(i);
+            if lines::is_waiting(line) {
+                d.waiting = true;
+                d.facts.insert("waiting_for_client".into(), "yes".into());
+            }
+            continue;
+        }
+        if let Some(t) = lines::title(line) {
+            if draft.as_ref().is_some_and(|d| d.title.is_some() || d.header.is_some()) {
+                out.extend(draft.take().map(|d| finish(d, source, all, problems)));
+            }
+            open(&mut draft, &mut pending, i);
+            let d = draft.as_mut().expect("draft opened");
+            d.touch(i);
+            d.facts.insert("title".into(), t.text.clone());
+            d.title = Some(t);
+            continue;
+        }
+        if let Some(cols) = lines::header(line) {
+            open(&mut draft, &mut pending, i);
+            let d = draft.as_mut().expect("draft opened");
+            d.touch(i);
+            d.header = Some(cols);
+            d.header_line = i;
+            d.table_open = true;
+            continue;
+        }
+        let Some(d) = draft.as_mut() else {
+            // Before any perftest output: keep warnings for the run that follows; anything
+            // else is surrounding prose.
+            if lines::is_warning(line) {
+                pending.push((i, line.trim().to_string()));
+            } else if lines::is_error(line) && is_perftest_command {
+                open(&mut draft, &mut pending, i);
+                let d = draft.as_mut().expect("draft opened");
+                d.touch(i);
+                d.errors.push(line.trim().to_string());
+            }
+            continue;
+        };
+        if let Some(pairs) = lines::banner_pairs(line) {
+            d.touch(i);
+            for (k, v) in pairs {
+                d.facts.insert(k, v);
+            }
+            continue;
+        }
+        if let Some((side, rest)) = lines::address(line) {
+            d.touch(i);
+            let n = if side == "local" { &mut d.local_qps } else { &mut d.remote_qps };
+            *n += 1;
+            let key = if *n == 1 { format!("{side}_address") } else { format!("{side}_address_{n}") };
+            d.facts.insert(key, rest);
+            continue;
+        }
+        if let Some(g) = lines::gid(line) {
+            d.touch(i);
+            let (side, n) = if d.remote_qps > 0 { ("remote", d.remote_qps) } else { ("local", d.local_qps) };
+            let key = if n <= 1 { format!("{side}_gid") } else { format!("{side}_gid_{n}") };
+            d.facts.insert(key, g);
+            continue;
+        }
+        let t = line.trim();
+        if t.starts_with("Local results:") || t.starts_with("Remote results:") {
+            d.touch(i);
+            d.report_both = Some(if t.starts_with("Local") { "local" } else { "remote" });
+            continue;
+        }
+        if lines::is_sample_header(line) || lines::is_sample(line) {
+            d.touch(i);
+            d.samples += usize::from(lines::is_sample(line));
+            continue;
+        }
+        if lines::is_interrupt(line) {
+            d.touch(i);
+            d.interrupted = true;
+            continue;
+        }
+        if lines::is_warning(line) {
+            d.touch(i);
+            d.notes.push(format!("line {}: {}", i + 1, t));
+            continue;
+        }
+        if d.table_open {
+            if let Some(row) = lines::row(line) {
+                d.touch(i);
+                let cols = d.header.as_ref().expect("open table has a header");
+                match measurement(cols, &row, i, line) {
+                    Ok(mut m) => {
+                        if !row.trailing.is_empty() {
+                            d.notes.push(format!(
+                                "line {}: text glued after the row ignored: {:?}",
+                                i + 1,
+                                row.trailing
+                            ));
+                        }
+                        if m.bw_peak_gbps == Some(0.0) && m.bw_avg_gbps.is_some_and(|v| v > 0.0) {
+                            m.bw_peak_gbps = None;
+                            d.peak_not_measured = true;
+                        }
+                        match d.report_both {
+                            Some(side) => {
+                                d.facts.insert(format!("{side}_result"), t.to_string());
+                            }
+                            None => d.rows.push(m),
+                        }
+                    }
+                    Err(why) => problem(problems, i, why),
+                }
+                continue;
+            }
+            if lines::is_error(line) {
+                d.touch(i);
+                d.errors.push(t.to_string());
+                continue;
+            }
+            d.touch(i);
+            problem(problems, i, format!("unrecognised line inside a perftest table: {t:?}"));
+            continue;
+        }
+        if lines::is_error(line) {
+            d.touch(i);
+            d.errors.push(t.to_string());
+            continue;
+        }
+        if d.title.is_some() && d.header.is_none() && d.end == i {
+            // A banner line this parser does not know (a newer perftest): keep it as a fact.
+            if let Some((k, v)) = t.split_once(" : ").or_else(|| t.split_once(':')) {
+                d.touch(i);
+                d.facts.insert(lines::snake_key(k), v.trim().to_string());
+                continue;
+            }
+        }
+        // Anything else after the output is prose around the capture: the run is over.
+        if d.header.is_some() && !d.table_open {
+            out.extend(draft.take().map(|d| finish(d, source, all, problems)));
+        }
+    }
+    if let Some(d) = draft.take() {
+        out.push(finish(d, source, all, problems));
+    }
+    out.retain(|r| r.keep);
+    out
+}
+
+/// Builds a measurement from a row, checking it against the header.
+fn measurement(cols: &[Column], row: &lines::Row<'_>, i: usize, raw: &str) -> Result<Measurement, String> {
+    if row.values.len() != cols.len() {
+        return Err(format!(
+            "perftest row has {} values but its header has {} columns: {:?}",
+            row.values.len(),
+            cols.len(),
+            raw.trim()
+        ));
+    }
+    let mut m = Measurement {
+        line: i as u32 + 1,
+        raw_text: raw.to_string(),
+        ..Measurement::default()
+    };
+    let mut unit = "usec".to_string();
+    for (col, text) in cols.iter().zip(&row.values) {
+        let f = text.parse::<f64>().ok().filter(|v| v.is_finite());
+        let int = || text.parse::<u64>().ok();
+        let bw = |u: &str| -> Result<Option<f64>, String> {
+            let unit = BwUnit::from_perftest_label(u).ok_or_else(|| format!("unknown perftest bandwidth unit {u:?}"))?;
+            Ok(f.map(|v| unit.to_gbps(v)))
+        };
+        match col {
+            Column::Bytes => m.msg_size_bytes = int(),
+            Column::Iterations => m.iterations = int(),
+            Column::Sl => m.sl = int().map(|v| v as u32),
+            Column::BwPeak(u) => {
+                unit = u.clone();
+                m.bw_peak_gbps = bw(u)?;
+            }
+            Column::BwAvg(u) => {
+                unit = u.clone();
+                m.bw_avg_gbps = bw(u)?;
+            }
+            Column::MsgRate => m.msg_rate_mpps = f,
+            Column::BwPort1(u) => m.bw_port1_gbps = bw(u)?,
+            Column::MsgRatePort1 => m.msg_rate_port1_mpps = f,
+            Column::BwPort2(u) => m.bw_port2_gbps = bw(u)?,
+            Column::MsgRatePort2 => m.msg_rate_port2_mpps = f,
+            Column::CpuUtil => m.cpu_util_pct = f,
+            Column::TMin => m.lat_min_us = f,
+            Column::TMax => m.lat_max_us = f,
+            Column::TTypical => m.lat_typical_us = f,
+            Column::TAvg => m.lat_avg_us = f,
+            Column::TStdev => m.lat_stdev_us = f,
+            Column::P99 => m.lat_p99_us = f,
+            Column::P999 => m.lat_p999_us = f,
+            Column::Tps => m.tps = f,
+        }
+    }
+    if m.msg_size_bytes.is_none() || m.iterations.is_none() {
+        return Err(format!("perftest row does not start with two integers: {:?}", raw.trim()));
+    }
+    m.raw_unit = unit;
+    Ok(m)
+}
+
+fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -> RunDraft {
+    let mut notes = d.notes;
+    if d.samples > 0 {
+        notes.push(format!("{} raw latency samples (-H/-U) not stored", d.samples));
+    }
+    if d.peak_not_measured {
+        notes.push("BW peak printed as 0.00 (not measured: server side, -N or -D); stored as null".into());
+    }
+    let status = if !d.rows.is_empty() {
+        RunStatus::Ok
+    } else if !d.errors.is_empty() {
+        RunStatus::Failed
+    } else if d.interrupted {
+        RunStatus::Interrupted
+    } else if d.header.is_some() {
+        problems.push(Problem::new(
+            source,
+            d.header_line as u32 + 1,
+            "perftest table header without any rows (output cut off?)".into(),
+        ));
+        RunStatus::Interrupted
+    } else {
+        RunStatus::NoResults
+    };
+    if d.table_open && !d.rows.is_empty() && d.end < all.len() && !lines::is_rule(&all[d.end.min(all.len() - 1)]) {
+        notes.push("table not closed by a rule line (copy cut short?)".into());
+    }
+    let connection = d.facts.get("connection_type").map(String::as_str);
+    let test = d.title.as_ref().map(|t| test_name(t, connection));
+    let kind_from_header = d.header.as_ref().map(|h| {
+        if h.iter().any(|c| matches!(c, Column::BwAvg(_))) { "bw" } else { "lat" }
+    });
+    let role = if d.waiting {
+        Role::Server
+    } else if d.title.as_ref().is_some_and(|t| t.bidirectional) {
+        Role::Unknown
+    } else if d.facts.contains_key("tx_depth") {
+        Role::Client
+    } else if d.facts.contains_key("rx_depth") || d.title.is_some() {
+        Role::Server
+    } else {
+        Role::Unknown
+    };
+    RunDraft {
+        keep: d.meaningful(),
+        start: d.start,
+        end: d.end.max(d.start + 1),
+        tool: "perftest".into(),
+        test,
+        test_hint: test_from_file_name(source),
+        kind_hint: kind_from_header,
+        role,
+        status,
+        facts: d.facts,
+        notes,
+        error: (!d.errors.is_empty()).then(|| d.errors.join("\n")),
+        measurements: d.rows,
+    }
+}
+
+/// Applies what the command line says to a perftest run: without the waiting box, a peer
+/// address means client and none means server; `-d` names the device when the banner has none.
+pub fn apply_command(run: &mut crate::model::Run) {
+    let Some(cmd) = run.command.as_ref() else { return };
+    if super::command::tool_family(&cmd.program) != Some("perftest") {
+        return;
+    }
+    if !run.facts.contains_key("waiting_for_client") {
+        run.role = if cmd.peer.is_some() { Role::Client } else { Role::Server };
+    }
+    if run.device.is_none() {
+        run.device = cmd.flags.get("ib-dev").cloned();
+    }
+}

@@ -1,0 +1,155 @@
+//! Turns the bytes of a log file into clean lines: detects binary data, decodes UTF-8 (with or
+//! without BOM), UTF-16 with BOM and GBK/GB18030 (common in Chinese lab transcripts), drops CR
+//! line ends and strips ANSI colour sequences. Line numbers stay those of the original file.
+
+use encoding_rs::{GB18030, UTF_16BE, UTF_16LE};
+
+/// The decoded text of one input and how it was decoded.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// Lines without terminators, CR and ANSI escapes; index + 1 is the file's line number.
+    pub lines: Vec<String>,
+    /// `utf-8`, `utf-16le`, `utf-16be` or `gb18030`.
+    pub encoding: &'static str,
+}
+
+/// Why a file could not be read as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextError {
+    Empty,
+    /// NUL bytes or many control bytes: not a log. Carries the 1-based line of the first bad byte.
+    Binary { line: u32 },
+}
+
+/// Decodes a whole file.
+pub fn decode(bytes: &[u8]) -> Result<Decoded, TextError> {
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(TextError::Empty);
+    }
+    if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
+        return Ok(split(UTF_16LE.decode_without_bom_handling(rest).0.as_ref(), "utf-16le"));
+    }
+    if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
+        return Ok(split(UTF_16BE.decode_without_bom_handling(rest).0.as_ref(), "utf-16be"));
+    }
+    if let Some(line) = binary_line(bytes) {
+        return Err(TextError::Binary { line });
+    }
+    let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(split(s, "utf-8")),
+        Err(_) => {
+            // Not UTF-8: GB18030 is a superset of GBK/GB2312 and decodes every byte sequence,
+            // so it is the right fallback for the Chinese-locale terminals these logs come from.
+            let (text, _, _) = GB18030.decode(bytes);
+            Ok(split(&text, "gb18030"))
+        }
+    }
+}
+
+/// Finds the line of the first NUL byte, or of dense control bytes, which mark binary data.
+fn binary_line(bytes: &[u8]) -> Option<u32> {
+    let line_of = |pos: usize| 1 + bytes[..pos].iter().filter(|&&b| b == b'\n').count() as u32;
+    if let Some(pos) = bytes.iter().position(|&b| b == 0) {
+        return Some(line_of(pos));
+    }
+    let head = &bytes[..bytes.len().min(8192)];
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b | 0x0c | 0x08))
+        .count();
+    if control * 10 > head.len() {
+        let pos = head
+            .iter()
+            .position(|&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b | 0x0c | 0x08))
+            .unwrap_or(0);
+        return Some(line_of(pos));
+    }
+    None
+}
+
+fn split(text: &str, encoding: &'static str) -> Decoded {
+    let lines = text
+        .split('\n')
+        .map(|l| strip_ansi(l.strip_suffix('\r').unwrap_or(l)))
+        .collect::<Vec<_>>();
+    // A final newline does not start another line.
+    let mut lines = lines;
+    if lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    Decoded { lines, encoding }
+}
+
+/// Removes ANSI escape sequences (CSI `ESC [ ... letter`, OSC `ESC ] ... BEL`) and stray CRs.
+pub fn strip_ansi(line: &str) -> String {
+    if !line.contains('\u{1b}') && !line.contains('\r') {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    chars.next();
+                }
+            },
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_and_ansi_are_removed() {
+        let d = decode(b"\x1b[1;32m 2   1000  0.1\x1b[0m\r\nnext\r\n").unwrap();
+        assert_eq!(d.lines, vec![" 2   1000  0.1", "next"]);
+    }
+
+    #[test]
+    fn gbk_is_detected() {
+        // "时延测试" encoded as GBK.
+        let (gbk, _, _) = encoding_rs::GBK.encode("时延测试\n 2 1000 0.1\n");
+        let d = decode(&gbk).unwrap();
+        assert_eq!(d.encoding, "gb18030");
+        assert_eq!(d.lines[0], "时延测试");
+    }
+
+    #[test]
+    fn binary_and_empty_are_rejected() {
+        assert_eq!(decode(b"ok\nab\x00cd").unwrap_err(), TextError::Binary { line: 2 });
+        assert_eq!(decode(b"  \n\n").unwrap_err(), TextError::Empty);
+        assert_eq!(decode(b"").unwrap_err(), TextError::Empty);
+    }
+
+    #[test]
+    fn utf16_with_bom() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "ib_write_bw\n".encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        assert_eq!(decode(&bytes).unwrap().lines, vec!["ib_write_bw"]);
+    }
+}

@@ -1,0 +1,143 @@
+//! Splits a decoded file into command blocks at shell prompts.
+//!
+//! Accepted prompts: `[root@localhost ~]# cmd`, `[系统未激活][root@localhost mrdma]# cmd`,
+//! `root@node1-2 ~]# cmd` (a copy that lost its `[`), `user@host:~/dir$ cmd`, and the bare
+//! `$ cmd` / `# cmd` forms when `cmd` runs a tool linkperf knows (so that `# comments` in pasted
+//! config files and Markdown headings do not split anything). Text before the first prompt is a
+//! block without a command, which is how a bare capture (no prompt at all) arrives.
+
+use super::command;
+use crate::model::CommandLine;
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// A run of lines that belong to one command (or to no command).
+#[derive(Debug, Clone)]
+pub struct Block {
+    /// 0-based index of the block's first line (the prompt line, if any) in the file.
+    pub start: usize,
+    /// 0-based index one past the block's last line.
+    pub end: usize,
+    /// 0-based index of the first output line (after the prompt line).
+    pub output_start: usize,
+    /// Host name from the prompt.
+    pub host: Option<String>,
+    pub command: Option<CommandLine>,
+}
+
+static USER_HOST_PROMPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:\[[^\]]*\]\s*)*\[?(?P<user>[A-Za-z0-9_.-]+)@(?P<host>[A-Za-z0-9_.-]+)(?:[:\s][^\]#$]*)?\]?\s*[#$]\s?(?P<cmd>.*)$",
+    )
+    .expect("prompt regex")
+});
+
+static BARE_PROMPT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*[#$]\s+(?P<cmd>\S.*)$").expect("bare prompt regex"));
+
+/// A recognised prompt line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub host: Option<String>,
+    pub command: Option<CommandLine>,
+}
+
+/// Recognises a prompt line.
+pub fn prompt(line: &str) -> Option<Prompt> {
+    if line.len() > 4096 {
+        return None;
+    }
+    if let Some(c) = USER_HOST_PROMPT.captures(line) {
+        return Some(Prompt {
+            host: Some(c["host"].to_string()),
+            command: command::parse(&c["cmd"]),
+        });
+    }
+    let c = BARE_PROMPT.captures(line)?;
+    let cmd = command::parse(&c["cmd"])?;
+    command::tool_family(&cmd.program)?;
+    Some(Prompt {
+        host: None,
+        command: Some(cmd),
+    })
+}
+
+/// Splits `lines` into blocks. Every line belongs to exactly one block.
+pub fn split(lines: &[String]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut current = Block {
+        start: 0,
+        end: 0,
+        output_start: 0,
+        host: None,
+        command: None,
+    };
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(p) = prompt(line) {
+            current.end = i;
+            if current.end > current.start || current.command.is_some() {
+                blocks.push(current);
+            }
+            current = Block {
+                start: i,
+                end: i + 1,
+                output_start: i + 1,
+                host: p.host,
+                command: p.command,
+            };
+        }
+    }
+    current.end = lines.len();
+    if current.end > current.start || current.command.is_some() {
+        blocks.push(current);
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prog(line: &str) -> Option<String> {
+        prompt(line).and_then(|p| p.command).map(|c| c.program)
+    }
+
+    #[test]
+    fn prompt_shapes() {
+        assert_eq!(
+            prog("[root@localhost ~]# ib_write_bw -d hns_1 -a --report_gbit 192.170.1.10").as_deref(),
+            Some("ib_write_bw")
+        );
+        let p = prompt("[系统未激活][root@localhost mrdma]# numactl -i 1 ib_write_bw -a").unwrap();
+        assert_eq!(p.host.as_deref(), Some("localhost"));
+        assert_eq!(p.command.unwrap().program, "ib_write_bw");
+        assert_eq!(prog("root@node1-2 ~]# ib_send_bw -d hns_2 192.168.104.10 ").as_deref(), Some("ib_send_bw"));
+        assert_eq!(prog("user@lab-1:~/logs$ iperf3 -c 10.0.0.1").as_deref(), Some("iperf3"));
+        assert_eq!(prog("$ ib_read_lat -d mlx5_0").as_deref(), Some("ib_read_lat"));
+        assert_eq!(prog("# qperf 10.0.0.1 tcp_bw").as_deref(), Some("qperf"));
+        let empty = prompt("[root@localhost ~]#").unwrap();
+        assert_eq!(empty.command, None);
+    }
+
+    #[test]
+    fn not_prompts() {
+        assert!(prompt("# See /etc/sysctl.d/ for additional system variables.").is_none());
+        assert!(prompt("# 服务器 # 运维").is_none());
+        assert!(prompt(" #bytes     #iterations    BW peak[Gb/sec]").is_none());
+        assert!(prompt("Pong from storage02.(none) (Lid 5): time 0.019 ms").is_none());
+        assert!(prompt("numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000").is_none());
+    }
+
+    #[test]
+    fn blocks_cover_every_line() {
+        let lines: Vec<String> = ["intro", "$ ib_send_bw -d x", "out1", "out2", "[a@b ~]# ", "tail"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let b = split(&lines);
+        assert_eq!(b.len(), 3);
+        assert_eq!((b[0].start, b[0].end, b[0].command.is_none()), (0, 1, true));
+        assert_eq!((b[1].start, b[1].output_start, b[1].end), (1, 2, 4));
+        assert_eq!((b[2].start, b[2].end, b[2].host.as_deref()), (4, 6, Some("b")));
+    }
+}

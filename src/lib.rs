@@ -1,0 +1,46 @@
+//! linkperf: reads the output of RDMA and TCP benchmark tools (perftest, iperf, qperf, ibping)
+//! as people keep it, normalizes every number to canonical units with its provenance, stores
+//! the results in a Parquet store and exports them.
+//!
+//! Data flows in one direction: `ingest` (bytes → runs) → `store` (runs ↔ Parquet) →
+//! `export` (runs → rows). `commands` wires the verbs of the CLI to that flow.
+
+pub mod cli;
+pub mod commands;
+pub mod export;
+pub mod ingest;
+pub mod model;
+pub mod store;
+pub mod units;
+
+use std::process::ExitCode;
+
+/// How a verb ended; mapped to the process exit code in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Exit 0.
+    Success,
+    /// Exit 1: reserved for "regression found" (gate).
+    Regression,
+    /// Exit 2: usage or input error.
+    Error,
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(s: ExitStatus) -> ExitCode {
+        ExitCode::from(match s {
+            ExitStatus::Success => 0,
+            ExitStatus::Regression => 1,
+            ExitStatus::Error => 2,
+        })
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
+    match cli.command {
+        cli::Command::Import(args) => commands::import::run(&cli.store, &args),
+        cli::Command::Export(args) => commands::export::run(&cli.store, &args),
+        cli::Command::Ls(args) => commands::ls::run(&cli.store, &args),
+    }
+}

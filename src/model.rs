@@ -1,0 +1,154 @@
+//! Canonical records: one [`Run`] per executed benchmark command, one [`Measurement`] per table
+//! row. Every parser produces these; the store persists them; export and reports read them back.
+//! Values are already in canonical units (Gbit/s, Mpps, µs, bytes); the raw row text and raw unit
+//! stay beside them so every number can be traced to the line it came from.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Which side of a two-host test produced the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Client,
+    Server,
+    Unknown,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Client => "client",
+            Role::Server => "server",
+            Role::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Role {
+        match s {
+            "client" => Role::Client,
+            "server" => Role::Server,
+            _ => Role::Unknown,
+        }
+    }
+}
+
+/// How a run ended, as far as its output tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// A result table (or JSON result) was read.
+    Ok,
+    /// The tool ran and printed its banner but no result table (e.g. an `ib_read_lat` server).
+    NoResults,
+    /// The output stops early: interrupted with `^C` or cut off before the table closed.
+    Interrupted,
+    /// The tool printed an error instead of results.
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::NoResults => "no_results",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> RunStatus {
+        match s {
+            "ok" => RunStatus::Ok,
+            "no_results" => RunStatus::NoResults,
+            "interrupted" => RunStatus::Interrupted,
+            _ => RunStatus::Failed,
+        }
+    }
+}
+
+/// The command line that produced a run, taken apart.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CommandLine {
+    /// The line exactly as typed after the prompt.
+    pub raw: String,
+    /// Wrapper prefixes such as `numactl -i 1` or `taskset -c 16-23`, in order.
+    pub wrappers: Vec<String>,
+    /// The program name (basename), e.g. `ib_write_bw`.
+    pub program: String,
+    /// Flags by their canonical long name (`device`, `all`, `report_gbits`, `iters`, ...).
+    /// Flags without a value map to `"true"`.
+    pub flags: BTreeMap<String, String>,
+    /// The peer address (server to connect to), when the command names one.
+    pub peer: Option<String>,
+    /// What the output was piped through, e.g. `grep SUM`.
+    pub pipe: Option<String>,
+}
+
+/// One benchmark execution as found in a log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Content hash of the block the run was read from (hex); the store's dedupe key.
+    pub run_id: String,
+    /// Source file path as given to `import`.
+    pub source: String,
+    /// 1-based line of the run's first line (the prompt, or the first output line).
+    pub line: u32,
+    /// Tool family: `perftest`, `iperf2`, `iperf3`, `qperf`, `ibping`.
+    pub tool: String,
+    /// Test name: `ib_write_bw`, `ib_send_lat`, `raw_ethernet_bw`, ...
+    pub test: String,
+    pub role: Role,
+    pub status: RunStatus,
+    /// Host name from the shell prompt, if any.
+    pub host: Option<String>,
+    pub command: Option<CommandLine>,
+    pub device: Option<String>,
+    pub mtu: Option<u32>,
+    pub link_layer: Option<String>,
+    pub connection_type: Option<String>,
+    pub qps: Option<u32>,
+    /// Everything else the tool printed about its setup (banner key → value, address lines).
+    pub facts: BTreeMap<String, String>,
+    /// Warnings the tool printed (CPU frequency, inline feature, activation nags, ...), with line.
+    pub notes: Vec<String>,
+    /// Error text when `status` is `Failed`.
+    pub error: Option<String>,
+    /// User labels attached at import (`--label key=value`).
+    pub labels: BTreeMap<String, String>,
+    pub measurements: Vec<Measurement>,
+}
+
+/// One result row, in canonical units. `None` means "not reported by this tool or format".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// 1-based line of the row in the source file.
+    pub line: u32,
+    /// The row exactly as printed (after decoding), for provenance.
+    pub raw_text: String,
+    /// The unit the tool printed for the row's main values (`Gb/sec`, `MiB/sec`, `usec`, ...).
+    pub raw_unit: String,
+    pub msg_size_bytes: Option<u64>,
+    pub iterations: Option<u64>,
+    pub bw_peak_gbps: Option<f64>,
+    pub bw_avg_gbps: Option<f64>,
+    pub msg_rate_mpps: Option<f64>,
+    pub lat_min_us: Option<f64>,
+    pub lat_max_us: Option<f64>,
+    pub lat_typical_us: Option<f64>,
+    pub lat_avg_us: Option<f64>,
+    pub lat_stdev_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    pub lat_p999_us: Option<f64>,
+    /// Transactions per second (perftest duration latency `tps average`).
+    pub tps: Option<f64>,
+    /// CPU utilisation in percent (perftest `--cpu_util`).
+    pub cpu_util_pct: Option<f64>,
+    /// Per-port columns of perftest `--report-per-port`.
+    pub bw_port1_gbps: Option<f64>,
+    pub msg_rate_port1_mpps: Option<f64>,
+    pub bw_port2_gbps: Option<f64>,
+    pub msg_rate_port2_mpps: Option<f64>,
+    /// Service level column of the perftest QoS table (`#sl`).
+    pub sl: Option<u32>,
+}

@@ -1,0 +1,230 @@
+//! The on-disk schema: how [`Run`]s and [`Measurement`]s become two polars frames (one row per
+//! run, one row per measurement) and back. Maps and lists (flags, facts, labels, notes) are
+//! stored as JSON text so the Parquet files stay readable by any engine (DuckDB, Spark, pandas).
+
+use crate::model::{CommandLine, Measurement, Role, Run, RunStatus};
+use anyhow::{Context, Result};
+use polars::prelude::*;
+use std::collections::BTreeMap;
+
+/// Version of the layout below; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("maps of strings serialize")
+}
+
+/// One frame row per run.
+pub fn runs_frame(runs: &[Run], imported_at: i64) -> Result<DataFrame> {
+    let s = |f: &dyn Fn(&Run) -> Option<String>| runs.iter().map(f).collect::<Vec<_>>();
+    let cmd = |f: &dyn Fn(&CommandLine) -> Option<String>| {
+        runs.iter().map(|r| r.command.as_ref().and_then(f)).collect::<Vec<_>>()
+    };
+    let columns = vec![
+        Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
+        Column::new("source".into(), s(&|r| Some(r.source.clone()))),
+        Column::new("line".into(), runs.iter().map(|r| r.line).collect::<Vec<u32>>()),
+        Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
+        Column::new("test".into(), s(&|r| Some(r.test.clone()))),
+        Column::new("role".into(), s(&|r| Some(r.role.as_str().to_string()))),
+        Column::new("status".into(), s(&|r| Some(r.status.as_str().to_string()))),
+        Column::new("host".into(), s(&|r| r.host.clone())),
+        Column::new("device".into(), s(&|r| r.device.clone())),
+        Column::new("mtu".into(), runs.iter().map(|r| r.mtu).collect::<Vec<_>>()),
+        Column::new("link_layer".into(), s(&|r| r.link_layer.clone())),
+        Column::new("connection_type".into(), s(&|r| r.connection_type.clone())),
+        Column::new("qps".into(), runs.iter().map(|r| r.qps).collect::<Vec<_>>()),
+        Column::new("command".into(), cmd(&|c| Some(c.raw.clone()))),
+        Column::new("program".into(), cmd(&|c| Some(c.program.clone()))),
+        Column::new("wrappers".into(), cmd(&|c| Some(json(&c.wrappers)))),
+        Column::new("flags".into(), cmd(&|c| Some(json(&c.flags)))),
+        Column::new("peer".into(), cmd(&|c| c.peer.clone())),
+        Column::new("pipe".into(), cmd(&|c| c.pipe.clone())),
+        Column::new("facts".into(), s(&|r| Some(json(&r.facts)))),
+        Column::new("notes".into(), s(&|r| Some(json(&r.notes)))),
+        Column::new("error".into(), s(&|r| r.error.clone())),
+        Column::new("labels".into(), s(&|r| Some(json(&r.labels)))),
+        Column::new("imported_at".into(), vec![imported_at; runs.len()]),
+    ];
+    Ok(DataFrame::new(runs.len(), columns)?)
+}
+
+/// One frame row per measurement, keyed by `run_id`.
+pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
+    let points: Vec<(&str, &Measurement)> = runs
+        .iter()
+        .flat_map(|r| r.measurements.iter().map(move |m| (r.run_id.as_str(), m)))
+        .collect();
+    let f = |name: &str, get: &dyn Fn(&Measurement) -> Option<f64>| {
+        Column::new(name.into(), points.iter().map(|(_, m)| get(m)).collect::<Vec<_>>())
+    };
+    let columns = vec![
+        Column::new("run_id".into(), points.iter().map(|(id, _)| *id).collect::<Vec<_>>()),
+        Column::new("line".into(), points.iter().map(|(_, m)| m.line).collect::<Vec<u32>>()),
+        Column::new("raw_text".into(), points.iter().map(|(_, m)| m.raw_text.as_str()).collect::<Vec<_>>()),
+        Column::new("raw_unit".into(), points.iter().map(|(_, m)| m.raw_unit.as_str()).collect::<Vec<_>>()),
+        Column::new("msg_size_bytes".into(), points.iter().map(|(_, m)| m.msg_size_bytes).collect::<Vec<_>>()),
+        Column::new("iterations".into(), points.iter().map(|(_, m)| m.iterations).collect::<Vec<_>>()),
+        f("bw_peak_gbps", &|m| m.bw_peak_gbps),
+        f("bw_avg_gbps", &|m| m.bw_avg_gbps),
+        f("msg_rate_mpps", &|m| m.msg_rate_mpps),
+        f("lat_min_us", &|m| m.lat_min_us),
+        f("lat_max_us", &|m| m.lat_max_us),
+        f("lat_typical_us", &|m| m.lat_typical_us),
+        f("lat_avg_us", &|m| m.lat_avg_us),
+        f("lat_stdev_us", &|m| m.lat_stdev_us),
+        f("lat_p99_us", &|m| m.lat_p99_us),
+        f("lat_p999_us", &|m| m.lat_p999_us),
+        f("tps", &|m| m.tps),
+        f("cpu_util_pct", &|m| m.cpu_util_pct),
+        f("bw_port1_gbps", &|m| m.bw_port1_gbps),
+        f("msg_rate_port1_mpps", &|m| m.msg_rate_port1_mpps),
+        f("bw_port2_gbps", &|m| m.bw_port2_gbps),
+        f("msg_rate_port2_mpps", &|m| m.msg_rate_port2_mpps),
+        Column::new("sl".into(), points.iter().map(|(_, m)| m.sl).collect::<Vec<_>>()),
+    ];
+    Ok(DataFrame::new(points.len(), columns)?)
+}
+
+fn strs(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
+    let c = df.column(name).with_context(|| format!("column {name} missing"))?;
+    Ok(c.str()?.into_iter().map(|v| v.map(str::to_string)).collect())
+}
+
+fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
+    Ok(df.column(name)?.u32()?.into_iter().collect())
+}
+
+fn u64s(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {
+    Ok(df.column(name)?.u64()?.into_iter().collect())
+}
+
+fn f64s(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
+    Ok(df.column(name)?.f64()?.into_iter().collect())
+}
+
+fn parse_json<T: serde::de::DeserializeOwned + Default>(s: Option<String>) -> Result<T> {
+    match s {
+        Some(s) => serde_json::from_str(&s).context("corrupt JSON in a store column"),
+        None => Ok(T::default()),
+    }
+}
+
+/// Rebuilds runs (without measurements) from a runs frame.
+pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
+    let n = df.height();
+    let mut run_id = strs(df, "run_id")?.into_iter();
+    let mut source = strs(df, "source")?.into_iter();
+    let mut line = u32s(df, "line")?.into_iter();
+    let mut tool = strs(df, "tool")?.into_iter();
+    let mut test = strs(df, "test")?.into_iter();
+    let mut role = strs(df, "role")?.into_iter();
+    let mut status = strs(df, "status")?.into_iter();
+    let mut host = strs(df, "host")?.into_iter();
+    let mut device = strs(df, "device")?.into_iter();
+    let mut mtu = u32s(df, "mtu")?.into_iter();
+    let mut link_layer = strs(df, "link_layer")?.into_iter();
+    let mut connection_type = strs(df, "connection_type")?.into_iter();
+    let mut qps = u32s(df, "qps")?.into_iter();
+    let mut command = strs(df, "command")?.into_iter();
+    let mut program = strs(df, "program")?.into_iter();
+    let mut wrappers = strs(df, "wrappers")?.into_iter();
+    let mut flags = strs(df, "flags")?.into_iter();
+    let mut peer = strs(df, "peer")?.into_iter();
+    let mut pipe = strs(df, "pipe")?.into_iter();
+    let mut facts = strs(df, "facts")?.into_iter();
+    let mut notes = strs(df, "notes")?.into_iter();
+    let mut error = strs(df, "error")?.into_iter();
+    let mut labels = strs(df, "labels")?.into_iter();
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let raw = command.next().flatten();
+        let prog = program.next().flatten();
+        let wr: Vec<String> = parse_json(wrappers.next().flatten())?;
+        let fl: BTreeMap<String, String> = parse_json(flags.next().flatten())?;
+        let pe = peer.next().flatten();
+        let pi = pipe.next().flatten();
+        out.push(Run {
+            run_id: run_id.next().flatten().unwrap_or_default(),
+            source: source.next().flatten().unwrap_or_default(),
+            line: line.next().flatten().unwrap_or(0),
+            tool: tool.next().flatten().unwrap_or_default(),
+            test: test.next().flatten().unwrap_or_default(),
+            role: Role::parse(&role.next().flatten().unwrap_or_default()),
+            status: RunStatus::parse(&status.next().flatten().unwrap_or_default()),
+            host: host.next().flatten(),
+            device: device.next().flatten(),
+            mtu: mtu.next().flatten(),
+            link_layer: link_layer.next().flatten(),
+            connection_type: connection_type.next().flatten(),
+            qps: qps.next().flatten(),
+            command: raw.map(|raw| CommandLine {
+                raw,
+                wrappers: wr,
+                program: prog.unwrap_or_default(),
+                flags: fl,
+                peer: pe,
+                pipe: pi,
+            }),
+            facts: parse_json(facts.next().flatten())?,
+            notes: parse_json(notes.next().flatten())?,
+            error: error.next().flatten(),
+            labels: parse_json(labels.next().flatten())?,
+            measurements: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// Rebuilds measurements from a points frame, as (run_id, measurement) pairs in file order.
+pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
+    let n = df.height();
+    let mut run_id = strs(df, "run_id")?.into_iter();
+    let mut line = u32s(df, "line")?.into_iter();
+    let mut raw_text = strs(df, "raw_text")?.into_iter();
+    let mut raw_unit = strs(df, "raw_unit")?.into_iter();
+    let mut size = u64s(df, "msg_size_bytes")?.into_iter();
+    let mut iters = u64s(df, "iterations")?.into_iter();
+    let mut sl = u32s(df, "sl")?.into_iter();
+    let names = [
+        "bw_peak_gbps", "bw_avg_gbps", "msg_rate_mpps", "lat_min_us", "lat_max_us",
+        "lat_typical_us", "lat_avg_us", "lat_stdev_us", "lat_p99_us", "lat_p999_us", "tps",
+        "cpu_util_pct", "bw_port1_gbps", "msg_rate_port1_mpps", "bw_port2_gbps",
+        "msg_rate_port2_mpps",
+    ];
+    let mut floats = names
+        .iter()
+        .map(|n| f64s(df, n).map(Vec::into_iter))
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut v = floats.iter_mut().map(|it| it.next().flatten());
+        let mut next = || v.next().flatten();
+        let m = Measurement {
+            line: line.next().flatten().unwrap_or(0),
+            raw_text: raw_text.next().flatten().unwrap_or_default(),
+            raw_unit: raw_unit.next().flatten().unwrap_or_default(),
+            msg_size_bytes: size.next().flatten(),
+            iterations: iters.next().flatten(),
+            bw_peak_gbps: next(),
+            bw_avg_gbps: next(),
+            msg_rate_mpps: next(),
+            lat_min_us: next(),
+            lat_max_us: next(),
+            lat_typical_us: next(),
+            lat_avg_us: next(),
+            lat_stdev_us: next(),
+            lat_p99_us: next(),
+            lat_p999_us: next(),
+            tps: next(),
+            cpu_util_pct: next(),
+            bw_port1_gbps: next(),
+            msg_rate_port1_mpps: next(),
+            bw_port2_gbps: next(),
+            msg_rate_port2_mpps: next(),
+            sl: sl.next().flatten(),
+        };
+        out.push((run_id.next().flatten().unwrap_or_default(), m));
+    }
+    Ok(out)
+}

@@ -1,0 +1,200 @@
+//! End-to-end checks of the `linkperf` binary: import into a real Parquet store, idempotency,
+//! a killed import, concurrent imports, export formats, filters and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn linkperf(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_linkperf"))
+        .current_dir(root())
+        .env("LINKPERF_STORE", store)
+        .env_remove("LINKPERF_TEST_CRASH_BEFORE_COMMIT")
+        .args(args)
+        .output()
+        .expect("run linkperf")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn export_jsonl(store: &Path, filters: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["export", "--format", "jsonl"];
+    for f in filters {
+        args.push("--where");
+        args.push(f);
+    }
+    ok(&linkperf(store, &args))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const SEED_000: &str = "fixtures/seeds/000_8f7f2e13e9bf4848.txt";
+const SEED_003: &str = "fixtures/seeds/003_7da62a485175b0b8.txt";
+
+#[test]
+fn import_export_round_trip_with_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let out = ok(&linkperf(&store, &["import", SEED_000, "--label", "platform=kunpeng920", "--label", "nic=hns"]));
+    assert!(out.contains("17 run(s), 346 row(s)"), "{out}");
+    ok(&linkperf(&store, &["import", SEED_003, "--label", "platform=s5000c-b850"]));
+
+    let rows = export_jsonl(&store, &["platform=kunpeng920", "test=ib_write_bw", "mtu=4096", "role=client"]);
+    assert_eq!(rows.len(), 23);
+    let big = rows.iter().find(|r| r["msg_size_bytes"] == 8_388_608).unwrap();
+    assert_eq!(big["bw_avg_gbps"], 97.56);
+    assert_eq!(big["msg_rate_mpps"], 0.001454);
+    assert_eq!(big["raw_unit"], "Gb/sec");
+    assert_eq!(big["labels"]["platform"], "kunpeng920");
+    assert_eq!(big["labels"]["nic"], "hns");
+    assert_eq!(big["source"], SEED_000);
+    assert_eq!(big["line"], 780);
+    assert!(big["raw_text"].as_str().unwrap().contains("97.56"));
+
+    let b850 = export_jsonl(&store, &["platform=s5000c-b850"]);
+    assert_eq!(b850.len(), 6 * 23);
+
+    let ls = ok(&linkperf(&store, &["ls", "--where", "platform=s5000c-b850"]));
+    assert_eq!(ls.lines().count(), 1 + 7, "{ls}");
+    assert!(ls.contains("interrupted"), "{ls}");
+
+    // CSV and Parquet carry the same rows.
+    let csv = ok(&linkperf(&store, &["export", "--format", "csv", "--where", "platform=s5000c-b850"]));
+    assert_eq!(csv.lines().count(), 1 + 138);
+    assert!(csv.lines().next().unwrap().starts_with("run_id,source,line,tool,test,role,host,device,mtu"));
+    let pq = tmp.path().join("out.parquet");
+    ok(&linkperf(&store, &["export", "--format", "parquet", "-o", pq.to_str().unwrap()]));
+    let df = polars::prelude::ParquetReader::new(std::fs::File::open(&pq).unwrap());
+    let df = polars::prelude::SerReader::finish(df).unwrap();
+    assert_eq!(df.height(), 346 + 138);
+}
+
+#[test]
+fn import_is_idempotent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    ok(&linkperf(&store, &["import", SEED_000]));
+    let again = ok(&linkperf(&store, &["import", SEED_000, "fixtures/seeds"]));
+    assert!(again.contains("17 already in"), "{again}");
+    let all = export_jsonl(&store, &[]);
+    // Seeds 001, 002, 003 added their own rows; 000's rows are stored once.
+    let from_000 = all.iter().filter(|r| r["source"] == SEED_000).count();
+    assert_eq!(from_000, 346);
+}
+
+#[test]
+fn killed_import_leaves_store_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    ok(&linkperf(&store, &["import", SEED_003]));
+    let before = export_jsonl(&store, &[]).len();
+    let crashed = Command::new(env!("CARGO_BIN_EXE_linkperf"))
+        .current_dir(root())
+        .env("LINKPERF_STORE", &store)
+        .env("LINKPERF_TEST_CRASH_BEFORE_COMMIT", "1")
+        .args(["import", SEED_000])
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success());
+    assert_eq!(export_jsonl(&store, &[]).len(), before, "no partial run is visible");
+    // The next import cleans up and stores the run completely.
+    ok(&linkperf(&store, &["import", SEED_000]));
+    assert_eq!(export_jsonl(&store, &[]).len(), before + 346);
+    assert!(!store.join("tmp").exists() || std::fs::read_dir(store.join("tmp")).unwrap().count() == 0);
+}
+
+#[test]
+fn concurrent_imports_store_each_run_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let spawn = |f: &str| {
+        Command::new(env!("CARGO_BIN_EXE_linkperf"))
+            .current_dir(root())
+            .env("LINKPERF_STORE", &store)
+            .args(["import", f, SEED_003])
+            .spawn()
+            .unwrap()
+    };
+    let mut a = spawn(SEED_000);
+    let mut b = spawn(SEED_000);
+    assert!(a.wait().unwrap().success());
+    assert!(b.wait().unwrap().success());
+    assert_eq!(export_jsonl(&store, &[]).len(), 346 + 138);
+}
+
+#[test]
+fn gb18030_and_crlf_copies_import_like_the_originals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    ok(&linkperf(&store, &["import", "fixtures/perftest/seed002-gb18030-encoded.txt", "fixtures/perftest/seed001-crlf-line-ends.txt"]));
+    let gbk = export_jsonl(&store, &["source=fixtures/perftest/seed002-gb18030-encoded.txt"]);
+    assert_eq!(gbk.len(), 1);
+    assert_eq!(gbk[0]["lat_typical_us"], 1.79);
+    let crlf = export_jsonl(&store, &["source=fixtures/perftest/seed001-crlf-line-ends.txt"]);
+    assert_eq!(crlf.len(), 6);
+}
+
+#[test]
+fn bad_input_is_reported_with_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let out = ok(&linkperf(&store, &["import", "fixtures/invalid"]));
+    for expected in [
+        "fixtures/invalid/binary.bin:1: binary data",
+        "fixtures/invalid/empty.txt:1: empty file",
+        "fixtures/invalid/truncated-table-no-rows.txt:19: perftest table header without any rows",
+        "fixtures/invalid/row-missing-columns.txt:21: perftest row has 3 values but its header has 5 columns",
+        "fixtures/invalid/perftest-unrecognised-output.txt:1: no perftest output recognised",
+        "fixtures/invalid/perftest-json-truncated.json:4: perftest JSON without a results section",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+    assert!(out.contains("unreadable block(s)"), "{out}");
+
+    // --strict: the same input is an error and nothing is stored.
+    let strict_store = tmp.path().join("strict");
+    let o = linkperf(&strict_store, &["import", "--strict", "fixtures/invalid"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fixtures/invalid/binary.bin:1"), "{err}");
+    assert!(!strict_store.exists());
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let o = linkperf(&store, &["import", "no/such/file.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/file.txt"));
+
+    let o = linkperf(&store, &["export"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a linkperf store"));
+
+    ok(&linkperf(&store, &["import", SEED_003]));
+    let o = linkperf(&store, &["export", "--where", "platfrom=x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("unknown key \"platfrom\"") && err.contains("Choose from"), "{err}");
+
+    let o = linkperf(&store, &["import", SEED_003, "--label", "novalue"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = linkperf(&store, &["export", "--format", "parquet"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = linkperf(&store, &["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+}

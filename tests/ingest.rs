@@ -1,0 +1,209 @@
+//! Parser checks over the real fixtures: the numbers the foundation issue names, plus a
+//! snapshot of what every fixture yields so any change in parsing shows up in review.
+
+use linkperf::ingest::{parse_bytes, FileResult};
+use linkperf::model::{Role, Run, RunStatus};
+use std::path::Path;
+
+fn parse(rel: &str) -> FileResult {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    parse_bytes(rel, &bytes)
+}
+
+fn perftest(r: &FileResult) -> Vec<&Run> {
+    r.runs.iter().filter(|r| r.tool == "perftest").collect()
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9)
+}
+
+#[test]
+fn seed_000_kunpeng920_hns() {
+    let r = parse("fixtures/seeds/000_8f7f2e13e9bf4848.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let runs = perftest(&r);
+    assert_eq!(runs.len(), 17);
+    assert_eq!(runs.iter().filter(|r| !r.measurements.is_empty()).count(), 16);
+    assert_eq!(runs.iter().map(|r| r.measurements.len()).sum::<usize>(), 346);
+    let mut mtus: Vec<_> = runs.iter().filter_map(|r| r.mtu).collect();
+    mtus.dedup();
+    assert_eq!(mtus, vec![1024, 4096]);
+    assert!(runs.iter().all(|r| r.device.as_deref() == Some("hns_1")));
+
+    let write = runs
+        .iter()
+        .find(|r| r.test == "ib_write_bw" && r.role == Role::Client && r.mtu == Some(4096))
+        .expect("ib_write_bw client at MTU 4096");
+    let big = write.measurements.iter().find(|m| m.msg_size_bytes == Some(8_388_608)).unwrap();
+    assert!(close(big.bw_avg_gbps, 97.56));
+    assert!(close(big.msg_rate_mpps, 0.001454));
+    assert_eq!(big.raw_unit, "Gb/sec");
+    assert_eq!(write.host.as_deref(), Some("localhost"));
+    assert_eq!(write.command.as_ref().unwrap().peer.as_deref(), Some("192.170.1.20"));
+
+    let lat = runs
+        .iter()
+        .find(|r| r.test == "ib_send_lat" && r.role == Role::Server && r.mtu == Some(1024))
+        .expect("ib_send_lat server at MTU 1024");
+    let two = &lat.measurements[0];
+    assert_eq!(two.msg_size_bytes, Some(2));
+    assert!(close(two.lat_typical_us, 2.25));
+    assert!(close(two.lat_p99_us, 2.43));
+    assert!(close(two.lat_p999_us, 2.65));
+
+    // The ib_read_lat server prints no table: a run without rows, not an error.
+    let read_srv = runs.iter().find(|r| r.test == "ib_read_lat" && r.role == Role::Server).unwrap();
+    assert_eq!(read_srv.status, RunStatus::NoResults);
+    // The ib_send_bw server measured no peak: stored as null, raw text keeps the 0.00.
+    let send_srv = runs.iter().find(|r| r.test == "ib_send_bw" && r.role == Role::Server).unwrap();
+    assert_eq!(send_srv.measurements[5].bw_peak_gbps, None);
+    assert!(send_srv.measurements[5].raw_text.contains("0.00"));
+}
+
+#[test]
+fn seed_001_mb_per_sec_is_mebibytes() {
+    let r = parse("fixtures/seeds/001_76f1dcbf5cbef6cc.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let runs = perftest(&r);
+    assert_eq!(runs.len(), 6);
+    assert!(runs.iter().all(|r| r.measurements.len() == 1 && r.measurements[0].raw_unit == "MB/sec"));
+    let client = runs.iter().find(|r| r.test == "ib_send_bw" && r.role == Role::Client).unwrap();
+    // A prompt that lost its opening bracket still names the host.
+    assert_eq!(client.host.as_deref(), Some("node1-2"));
+    let m = &client.measurements[0];
+    assert_eq!(m.msg_size_bytes, Some(65536));
+    let g = m.bw_avg_gbps.unwrap();
+    assert!((g - 9.7742).abs() < 5e-5, "{g}");
+    // The activation nag inside the ib_write_bw server table is a note, not a row or a problem.
+    let write_srv = runs.iter().find(|r| r.test == "ib_write_bw" && r.role == Role::Server).unwrap();
+    assert!(write_srv.notes.iter().any(|n| n.contains("Your system is not activated")));
+}
+
+#[test]
+fn seed_003_phytium_b850_collapsed_spaces() {
+    let r = parse("fixtures/seeds/003_7da62a485175b0b8.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let runs = perftest(&r);
+    let with_rows: Vec<_> = runs.iter().filter(|r| !r.measurements.is_empty()).collect();
+    assert_eq!(with_rows.len(), 6);
+    assert!(with_rows.iter().all(|r| r.measurements.len() == 23));
+    assert!(with_rows.iter().all(|r| r.device.as_deref() == Some("mrdma0")
+        && r.facts.get("gid_index").map(String::as_str) == Some("1")
+        && r.mtu == Some(4096)
+        && r.role == Role::Client));
+    assert!(with_rows.iter().all(|r| r.command.as_ref().unwrap().wrappers == vec!["numactl -i 1"]));
+    // The ib_read_lat server was interrupted with ^C while waiting.
+    let waiting = runs.iter().find(|r| r.role == Role::Server).unwrap();
+    assert_eq!(waiting.status, RunStatus::Interrupted);
+    assert!(waiting.measurements.is_empty());
+    // `8388608 1000 0.00 98.03 0.001461时延测试` is a valid row for 8388608 bytes.
+    let send = with_rows.iter().find(|r| r.test == "ib_send_bw").unwrap();
+    let last = send.measurements.last().unwrap();
+    assert_eq!(last.msg_size_bytes, Some(8_388_608));
+    assert!(close(last.bw_avg_gbps, 98.03));
+    assert!(close(last.msg_rate_mpps, 0.001461));
+    assert!(send.notes.iter().any(|n| n.contains("时延测试")));
+    let write_lat = with_rows.iter().find(|r| r.test == "ib_write_lat").unwrap();
+    assert!(close(write_lat.measurements[0].lat_typical_us, 5.43));
+}
+
+#[test]
+fn seed_002_cpu_frequency_warning_inside_table() {
+    let r = parse("fixtures/seeds/002_42248bd0d2963916.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let runs = perftest(&r);
+    let client = runs.iter().find(|r| r.test == "ib_read_lat" && r.role == Role::Client).unwrap();
+    assert_eq!(client.device.as_deref(), Some("mlx4_0"));
+    assert_eq!(client.link_layer.as_deref(), Some("IB"));
+    assert_eq!(client.measurements.len(), 1);
+    let m = &client.measurements[0];
+    assert_eq!(m.msg_size_bytes, Some(2));
+    assert!(close(m.lat_min_us, 1.76));
+    assert!(close(m.lat_typical_us, 1.79));
+    assert!(close(m.lat_p999_us, 6.12));
+    assert!(client.notes.iter().any(|n| n.contains("Conflicting CPU frequency")));
+    let server = runs.iter().find(|r| r.test == "ib_read_lat" && r.role == Role::Server).unwrap();
+    assert_eq!(server.host.as_deref(), Some("storage03"));
+}
+
+#[test]
+fn seed_004_prose_only_yields_nothing() {
+    let r = parse("fixtures/seeds/004_c5a60d793a1d5799.txt");
+    assert!(r.runs.is_empty());
+    assert!(r.problems.is_empty());
+}
+
+#[test]
+fn samples_unusual_tables() {
+    let r = parse("fixtures/perftest/perftest-read_bw-all-gbits-highprecision-rows.txt");
+    assert_eq!(r.runs.len(), 1);
+    let run = &r.runs[0];
+    assert_eq!(run.test, "ib_read_bw", "named from the file when no banner says");
+    assert_eq!(run.measurements.len(), 23);
+    assert!(close(run.measurements[0].bw_peak_gbps, 0.045444));
+
+    let r = parse("fixtures/perftest/perftest-send_bw-bidir-duration-server.txt");
+    let m = &r.runs[0].measurements[0];
+    assert_eq!(m.iterations, Some(8_758_300));
+    assert_eq!(m.bw_peak_gbps, None);
+    assert!((m.bw_avg_gbps.unwrap() - 11403.46 * 1048576.0 * 8.0 / 1e9).abs() < 1e-9);
+    assert_eq!(r.runs[0].test, "ib_send_bw");
+
+    let r = parse("fixtures/perftest/perftest-write_lat-server-waiting-cpufreq.txt");
+    let run = &r.runs[0];
+    assert_eq!(run.role, Role::Server);
+    assert!(close(run.measurements[0].lat_p999_us, 1.25));
+    assert_eq!(run.notes.iter().filter(|n| n.contains("Conflicting CPU")).count(), 2);
+
+    let r = parse("fixtures/perftest/perftest-lat-duration-tps.txt");
+    assert!(close(r.runs[0].measurements[0].tps, 168068.16));
+    assert!(close(r.runs[0].measurements[0].lat_avg_us, 2.97));
+}
+
+/// What each fixture yields, compact enough to review in a snapshot.
+fn summary(r: &FileResult) -> serde_json::Value {
+    let runs: Vec<_> = r
+        .runs
+        .iter()
+        .map(|run| {
+            serde_json::json!({
+                "line": run.line,
+                "test": run.test,
+                "role": run.role,
+                "status": run.status,
+                "host": run.host,
+                "device": run.device,
+                "mtu": run.mtu,
+                "rows": run.measurements.len(),
+                "first": run.measurements.first(),
+                "last": run.measurements.last(),
+                "notes": run.notes,
+                "error": run.error,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "runs": runs,
+        "problems": r.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        "unsupported": r.unsupported_blocks.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+#[test]
+fn snapshots_of_every_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["fixtures/seeds", "fixtures/perftest", "fixtures/invalid"] {
+        let mut entries: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        files.extend(entries);
+    }
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        let r = parse(&rel);
+        let name = rel.replace(['/', '.'], "_");
+        insta::assert_json_snapshot!(name, summary(&r));
+    }
+}
