@@ -194,11 +194,20 @@ fn summary(r: &FileResult) -> serde_json::Value {
 #[test]
 fn snapshots_of_every_fixture() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "txt" || e == "json" || e == "bin") {
+                out.push(p);
+            }
+        }
+    }
     let mut files = Vec::new();
     for dir in ["fixtures/seeds", "fixtures/perftest", "fixtures/invalid"] {
-        let mut entries: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
-        entries.sort();
-        files.extend(entries);
+        walk(&root.join(dir), &mut files);
     }
     for f in files {
         let rel = f.strip_prefix(root).unwrap().display().to_string();
@@ -206,4 +215,53 @@ fn snapshots_of_every_fixture() {
         let name = rel.replace(['/', '.'], "_");
         insta::assert_json_snapshot!(name, summary(&r));
     }
+}
+
+#[test]
+fn soft_roce_lab_captures() {
+    let r = parse("fixtures/perftest/rxe-lab/write_bw-sweep-client.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let run = &r.runs[0];
+    assert_eq!((run.test.as_str(), run.role, run.device.as_deref()), ("ib_write_bw", Role::Client, Some("rxe0")));
+    assert_eq!(run.measurements.len(), 23);
+    assert_eq!(run.command.as_ref().unwrap().flags["iters"], "5");
+
+    // --out_json from perftest 6.06: not valid JSON, no unit; the unit is inferred.
+    let r = parse("fixtures/perftest/rxe-lab/read_bw-2qp-out_json.json");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let run = &r.runs[0];
+    assert_eq!(run.test, "ib_read_bw");
+    assert_eq!(run.qps, Some(2));
+    let m = &run.measurements[0];
+    assert_eq!(m.raw_unit, "MiB/sec");
+    assert!((m.bw_avg_gbps.unwrap() - 10.37 * 1048576.0 * 8.0 / 1e9).abs() < 1e-12);
+    // ... and agrees with the text output of the same run.
+    let text = parse("fixtures/perftest/rxe-lab/read_bw-2qp-json-client.txt");
+    assert_eq!(text.runs[0].measurements[0].bw_avg_gbps, m.bw_avg_gbps);
+
+    // --report-both: the summed row is the measurement; local and remote rows are facts.
+    let r = parse("fixtures/perftest/rxe-lab/write_bw-bidir-report-both-client.txt");
+    let run = &r.runs[0];
+    assert_eq!(run.measurements.len(), 1);
+    assert!(run.facts["local_result"].contains("14.45"));
+    assert!(run.facts["remote_result"].contains("13.10"));
+    assert_eq!(run.role, Role::Client);
+
+    for (file, text) in [
+        ("write_bw-connection-refused.txt", "Couldn't connect to 10.0.2.15:18999"),
+        ("write_bw-no-such-device.txt", "IB device nosuchdev0 not found"),
+    ] {
+        let r = parse(&format!("fixtures/perftest/rxe-lab/{file}"));
+        assert_eq!(r.runs.len(), 1, "{file}");
+        assert_eq!(r.runs[0].status, RunStatus::Failed);
+        assert!(r.runs[0].error.as_deref().unwrap().contains(text));
+    }
+
+    let r = parse("fixtures/perftest/rxe-lab/write_lat-duration-client.txt");
+    let m = &r.runs[0].measurements[0];
+    assert!(m.tps.is_some() && m.lat_avg_us.is_some());
+
+    // `ib_write_bw --version` is not a run and not a problem.
+    let r = parse("fixtures/perftest/rxe-lab/perftest-version.txt");
+    assert!(r.runs.is_empty() && r.problems.is_empty());
 }
