@@ -5,10 +5,19 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "linkperf", version, about = "Import, compare and report RDMA and TCP benchmark logs")]
+#[command(
+    name = "linkperf",
+    version,
+    about = "Import, compare and report RDMA and TCP benchmark logs"
+)]
 pub struct Cli {
     /// Results store directory.
-    #[arg(long, global = true, env = "LINKPERF_STORE", default_value = "linkperf-store")]
+    #[arg(
+        long,
+        global = true,
+        env = "LINKPERF_STORE",
+        default_value = "linkperf-store"
+    )]
     pub store: PathBuf,
     #[command(subcommand)]
     pub command: Command,

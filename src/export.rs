@@ -3,7 +3,7 @@
 
 use crate::model::{Measurement, Run};
 use anyhow::{bail, Result};
-use polars::prelude::*;
+use polars::prelude::{Column, DataFrame};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -94,8 +94,18 @@ pub fn rows(runs: &[Run]) -> Vec<ExportRow> {
 
 /// Run-level keys `--where` accepts besides labels.
 pub const WHERE_KEYS: &[&str] = &[
-    "run_id", "source", "tool", "test", "role", "status", "host", "device", "mtu", "link_layer",
-    "connection_type", "qps",
+    "run_id",
+    "source",
+    "tool",
+    "test",
+    "role",
+    "status",
+    "host",
+    "device",
+    "mtu",
+    "link_layer",
+    "connection_type",
+    "qps",
 ];
 
 /// A parsed `--where key=value[,key=value...]` filter: every condition must hold.
@@ -114,10 +124,18 @@ impl Filter {
                 let Some((k, v)) = part.split_once('=') else {
                     bail!("--where {part:?}: expected key=value");
                 };
-                let k = k.trim().strip_prefix("label:").unwrap_or(k.trim()).to_string();
-                let known = WHERE_KEYS.contains(&k.as_str()) || runs.iter().any(|r| r.labels.contains_key(&k));
+                let k = k
+                    .trim()
+                    .strip_prefix("label:")
+                    .unwrap_or(k.trim())
+                    .to_string();
+                let known = WHERE_KEYS.contains(&k.as_str())
+                    || runs.iter().any(|r| r.labels.contains_key(&k));
                 if !known {
-                    let mut labels: Vec<&str> = runs.iter().flat_map(|r| r.labels.keys().map(String::as_str)).collect();
+                    let mut labels: Vec<&str> = runs
+                        .iter()
+                        .flat_map(|r| r.labels.keys().map(String::as_str))
+                        .collect();
                     labels.sort();
                     labels.dedup();
                     bail!(
@@ -134,7 +152,9 @@ impl Filter {
     }
 
     pub fn matches(&self, r: &Run) -> bool {
-        self.conditions.iter().all(|(k, v)| run_value(r, k).as_deref() == Some(v.as_str()))
+        self.conditions
+            .iter()
+            .all(|(k, v)| run_value(r, k).as_deref() == Some(v.as_str()))
     }
 }
 
@@ -175,7 +195,10 @@ pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
     let columns = vec![
         Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
         Column::new("source".into(), s(&|r| Some(r.source.clone()))),
-        Column::new("line".into(), rows.iter().map(|r| r.line).collect::<Vec<u32>>()),
+        Column::new(
+            "line".into(),
+            rows.iter().map(|r| r.line).collect::<Vec<u32>>(),
+        ),
         Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
         Column::new("test".into(), s(&|r| Some(r.test.clone()))),
         Column::new("role".into(), s(&|r| Some(r.role.clone()))),
@@ -185,8 +208,14 @@ pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
         Column::new("link_layer".into(), s(&|r| r.link_layer.clone())),
         Column::new("connection_type".into(), s(&|r| r.connection_type.clone())),
         Column::new("qps".into(), rows.iter().map(|r| r.qps).collect::<Vec<_>>()),
-        Column::new("msg_size_bytes".into(), rows.iter().map(|r| r.msg_size_bytes).collect::<Vec<_>>()),
-        Column::new("iterations".into(), rows.iter().map(|r| r.iterations).collect::<Vec<_>>()),
+        Column::new(
+            "msg_size_bytes".into(),
+            rows.iter().map(|r| r.msg_size_bytes).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "iterations".into(),
+            rows.iter().map(|r| r.iterations).collect::<Vec<_>>(),
+        ),
         fl("bw_peak_gbps", &|r| r.bw_peak_gbps),
         fl("bw_avg_gbps", &|r| r.bw_avg_gbps),
         fl("msg_rate_mpps", &|r| r.msg_rate_mpps),
@@ -198,9 +227,15 @@ pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
         fl("lat_p99_us", &|r| r.lat_p99_us),
         fl("lat_p999_us", &|r| r.lat_p999_us),
         Column::new("raw_unit".into(), s(&|r| Some(r.raw_unit.clone()))),
-        Column::new("labels".into(), s(&|r| Some(serde_json::to_string(&r.labels).expect("labels serialize")))),
+        Column::new(
+            "labels".into(),
+            s(&|r| Some(serde_json::to_string(&r.labels).expect("labels serialize"))),
+        ),
         Column::new("raw_text".into(), s(&|r| Some(r.raw_text.clone()))),
-        Column::new("run_line".into(), rows.iter().map(|r| r.run_line).collect::<Vec<u32>>()),
+        Column::new(
+            "run_line".into(),
+            rows.iter().map(|r| r.run_line).collect::<Vec<u32>>(),
+        ),
         Column::new("status".into(), s(&|r| Some(r.status.clone()))),
         Column::new("command".into(), s(&|r| r.command.clone())),
         fl("tps", &|r| r.tps),

@@ -9,7 +9,11 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             // Usage errors exit 2 like every other error; --help and --version exit 0.
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match linkperf::run(cli) {

@@ -55,13 +55,6 @@ pub fn gbps_from_msg_rate(msg_rate_mpps: f64, size_bytes: u64) -> f64 {
     msg_rate_mpps * 1e6 * size_bytes as f64 * 8.0 / 1e9
 }
 
-/// Rounds to `digits` significant decimal places for display and comparisons in tests,
-/// without pretending to more precision than the source printed.
-pub fn round_to(value: f64, decimals: u32) -> f64 {
-    let f = 10f64.powi(decimals as i32);
-    (value * f).round() / f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

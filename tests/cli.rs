@@ -48,37 +48,82 @@ const SEED_003: &str = "fixtures/seeds/003_7da62a485175b0b8.txt";
 fn import_export_round_trip_with_labels() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
-    let out = ok(&linkperf(&store, &["import", SEED_000, "--label", "platform=kunpeng920", "--label", "nic=hns"]));
+    let out = ok(&linkperf(
+        &store,
+        &[
+            "import",
+            SEED_000,
+            "--label",
+            "platform=kunpeng920",
+            "--label",
+            "nic=hns",
+        ],
+    ));
     assert!(out.contains("17 run(s), 346 row(s)"), "{out}");
-    ok(&linkperf(&store, &["import", SEED_003, "--label", "platform=s5000c-b850"]));
+    ok(&linkperf(
+        &store,
+        &["import", SEED_003, "--label", "platform=s5000c-b850"],
+    ));
 
-    let rows = export_jsonl(&store, &["platform=kunpeng920", "test=ib_write_bw", "mtu=4096", "role=client"]);
+    let rows = export_jsonl(
+        &store,
+        &[
+            "platform=kunpeng920",
+            "test=ib_write_bw",
+            "mtu=4096",
+            "role=client",
+        ],
+    );
     assert_eq!(rows.len(), 23);
-    let big = rows.iter().find(|r| r["msg_size_bytes"] == 8_388_608).unwrap();
+    let big = rows
+        .iter()
+        .find(|r| r["msg_size_bytes"] == 8_388_608)
+        .unwrap();
     assert_eq!(big["bw_avg_gbps"], 97.56);
     assert_eq!(big["msg_rate_mpps"], 0.001454);
     assert_eq!(big["raw_unit"], "Gb/sec");
     assert_eq!(big["labels"]["platform"], "kunpeng920");
     assert_eq!(big["labels"]["nic"], "hns");
     assert_eq!(big["source"], SEED_000);
-    assert_eq!(big["line"], 780);
+    assert_eq!(big["line"], 781);
     assert!(big["raw_text"].as_str().unwrap().contains("97.56"));
 
     let b850 = export_jsonl(&store, &["platform=s5000c-b850"]);
     assert_eq!(b850.len(), 6 * 23);
 
-    let ls = ok(&linkperf(&store, &["ls", "--where", "platform=s5000c-b850"]));
+    let ls = ok(&linkperf(
+        &store,
+        &["ls", "--where", "platform=s5000c-b850"],
+    ));
     assert_eq!(ls.lines().count(), 1 + 7, "{ls}");
     assert!(ls.contains("interrupted"), "{ls}");
 
     // CSV and Parquet carry the same rows.
-    let csv = ok(&linkperf(&store, &["export", "--format", "csv", "--where", "platform=s5000c-b850"]));
+    let csv = ok(&linkperf(
+        &store,
+        &[
+            "export",
+            "--format",
+            "csv",
+            "--where",
+            "platform=s5000c-b850",
+        ],
+    ));
     assert_eq!(csv.lines().count(), 1 + 138);
-    assert!(csv.lines().next().unwrap().starts_with("run_id,source,line,tool,test,role,host,device,mtu"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("run_id,source,line,tool,test,role,host,device,mtu"));
     let pq = tmp.path().join("out.parquet");
-    ok(&linkperf(&store, &["export", "--format", "parquet", "-o", pq.to_str().unwrap()]));
-    let df = polars::prelude::ParquetReader::new(std::fs::File::open(&pq).unwrap());
-    let df = polars::prelude::SerReader::finish(df).unwrap();
+    ok(&linkperf(
+        &store,
+        &["export", "--format", "parquet", "-o", pq.to_str().unwrap()],
+    ));
+    use polars::prelude::SerReader;
+    let df = polars::prelude::ParquetReader::new(std::fs::File::open(&pq).unwrap())
+        .finish()
+        .unwrap();
     assert_eq!(df.height(), 346 + 138);
 }
 
@@ -88,7 +133,8 @@ fn import_is_idempotent() {
     let store = tmp.path().join("store");
     ok(&linkperf(&store, &["import", SEED_000]));
     let again = ok(&linkperf(&store, &["import", SEED_000, "fixtures/seeds"]));
-    assert!(again.contains("17 already in"), "{again}");
+    // 17 runs were stored before, and 000 is named twice in this import (file and directory).
+    assert!(again.contains("34 already in"), "{again}");
     let all = export_jsonl(&store, &[]);
     // Seeds 001, 002, 003 added their own rows; 000's rows are stored once.
     let from_000 = all.iter().filter(|r| r["source"] == SEED_000).count();
@@ -109,11 +155,17 @@ fn killed_import_leaves_store_readable() {
         .output()
         .unwrap();
     assert!(!crashed.status.success());
-    assert_eq!(export_jsonl(&store, &[]).len(), before, "no partial run is visible");
+    assert_eq!(
+        export_jsonl(&store, &[]).len(),
+        before,
+        "no partial run is visible"
+    );
     // The next import cleans up and stores the run completely.
     ok(&linkperf(&store, &["import", SEED_000]));
     assert_eq!(export_jsonl(&store, &[]).len(), before + 346);
-    assert!(!store.join("tmp").exists() || std::fs::read_dir(store.join("tmp")).unwrap().count() == 0);
+    assert!(
+        !store.join("tmp").exists() || std::fs::read_dir(store.join("tmp")).unwrap().count() == 0
+    );
 }
 
 #[test]
@@ -139,11 +191,24 @@ fn concurrent_imports_store_each_run_once() {
 fn gb18030_and_crlf_copies_import_like_the_originals() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
-    ok(&linkperf(&store, &["import", "fixtures/perftest/seed002-gb18030-encoded.txt", "fixtures/perftest/seed001-crlf-line-ends.txt"]));
-    let gbk = export_jsonl(&store, &["source=fixtures/perftest/seed002-gb18030-encoded.txt"]);
+    ok(&linkperf(
+        &store,
+        &[
+            "import",
+            "fixtures/perftest/seed002-gb18030-encoded.txt",
+            "fixtures/perftest/seed001-crlf-line-ends.txt",
+        ],
+    ));
+    let gbk = export_jsonl(
+        &store,
+        &["source=fixtures/perftest/seed002-gb18030-encoded.txt"],
+    );
     assert_eq!(gbk.len(), 1);
     assert_eq!(gbk[0]["lat_typical_us"], 1.79);
-    let crlf = export_jsonl(&store, &["source=fixtures/perftest/seed001-crlf-line-ends.txt"]);
+    let crlf = export_jsonl(
+        &store,
+        &["source=fixtures/perftest/seed001-crlf-line-ends.txt"],
+    );
     assert_eq!(crlf.len(), 6);
 }
 
@@ -155,7 +220,7 @@ fn bad_input_is_reported_with_file_and_line() {
     for expected in [
         "fixtures/invalid/binary.bin:1: binary data",
         "fixtures/invalid/empty.txt:1: empty file",
-        "fixtures/invalid/truncated-table-no-rows.txt:19: perftest table header without any rows",
+        "fixtures/invalid/truncated-table-no-rows.txt:20: perftest table header without any rows",
         "fixtures/invalid/row-missing-columns.txt:21: perftest row has 3 values but its header has 5 columns",
         "fixtures/invalid/perftest-unrecognised-output.txt:1: no perftest output recognised",
         "fixtures/invalid/perftest-json-truncated.json:4: perftest JSON without a results section",
@@ -189,7 +254,10 @@ fn usage_errors_exit_2_with_a_clear_message() {
     let o = linkperf(&store, &["export", "--where", "platfrom=x"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("unknown key \"platfrom\"") && err.contains("Choose from"), "{err}");
+    assert!(
+        err.contains("unknown key \"platfrom\"") && err.contains("Choose from"),
+        "{err}"
+    );
 
     let o = linkperf(&store, &["import", SEED_003, "--label", "novalue"]);
     assert_eq!(o.status.code(), Some(2));

@@ -25,8 +25,14 @@ fn seed_000_kunpeng920_hns() {
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     let runs = perftest(&r);
     assert_eq!(runs.len(), 17);
-    assert_eq!(runs.iter().filter(|r| !r.measurements.is_empty()).count(), 16);
-    assert_eq!(runs.iter().map(|r| r.measurements.len()).sum::<usize>(), 346);
+    assert_eq!(
+        runs.iter().filter(|r| !r.measurements.is_empty()).count(),
+        16
+    );
+    assert_eq!(
+        runs.iter().map(|r| r.measurements.len()).sum::<usize>(),
+        346
+    );
     let mut mtus: Vec<_> = runs.iter().filter_map(|r| r.mtu).collect();
     mtus.dedup();
     assert_eq!(mtus, vec![1024, 4096]);
@@ -36,12 +42,19 @@ fn seed_000_kunpeng920_hns() {
         .iter()
         .find(|r| r.test == "ib_write_bw" && r.role == Role::Client && r.mtu == Some(4096))
         .expect("ib_write_bw client at MTU 4096");
-    let big = write.measurements.iter().find(|m| m.msg_size_bytes == Some(8_388_608)).unwrap();
+    let big = write
+        .measurements
+        .iter()
+        .find(|m| m.msg_size_bytes == Some(8_388_608))
+        .unwrap();
     assert!(close(big.bw_avg_gbps, 97.56));
     assert!(close(big.msg_rate_mpps, 0.001454));
     assert_eq!(big.raw_unit, "Gb/sec");
     assert_eq!(write.host.as_deref(), Some("localhost"));
-    assert_eq!(write.command.as_ref().unwrap().peer.as_deref(), Some("192.170.1.20"));
+    assert_eq!(
+        write.command.as_ref().unwrap().peer.as_deref(),
+        Some("192.170.1.20")
+    );
 
     let lat = runs
         .iter()
@@ -54,10 +67,16 @@ fn seed_000_kunpeng920_hns() {
     assert!(close(two.lat_p999_us, 2.65));
 
     // The ib_read_lat server prints no table: a run without rows, not an error.
-    let read_srv = runs.iter().find(|r| r.test == "ib_read_lat" && r.role == Role::Server).unwrap();
+    let read_srv = runs
+        .iter()
+        .find(|r| r.test == "ib_read_lat" && r.role == Role::Server)
+        .unwrap();
     assert_eq!(read_srv.status, RunStatus::NoResults);
     // The ib_send_bw server measured no peak: stored as null, raw text keeps the 0.00.
-    let send_srv = runs.iter().find(|r| r.test == "ib_send_bw" && r.role == Role::Server).unwrap();
+    let send_srv = runs
+        .iter()
+        .find(|r| r.test == "ib_send_bw" && r.role == Role::Server)
+        .unwrap();
     assert_eq!(send_srv.measurements[5].bw_peak_gbps, None);
     assert!(send_srv.measurements[5].raw_text.contains("0.00"));
 }
@@ -68,8 +87,13 @@ fn seed_001_mb_per_sec_is_mebibytes() {
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     let runs = perftest(&r);
     assert_eq!(runs.len(), 6);
-    assert!(runs.iter().all(|r| r.measurements.len() == 1 && r.measurements[0].raw_unit == "MB/sec"));
-    let client = runs.iter().find(|r| r.test == "ib_send_bw" && r.role == Role::Client).unwrap();
+    assert!(runs
+        .iter()
+        .all(|r| r.measurements.len() == 1 && r.measurements[0].raw_unit == "MB/sec"));
+    let client = runs
+        .iter()
+        .find(|r| r.test == "ib_send_bw" && r.role == Role::Client)
+        .unwrap();
     // A prompt that lost its opening bracket still names the host.
     assert_eq!(client.host.as_deref(), Some("node1-2"));
     let m = &client.measurements[0];
@@ -77,8 +101,14 @@ fn seed_001_mb_per_sec_is_mebibytes() {
     let g = m.bw_avg_gbps.unwrap();
     assert!((g - 9.7742).abs() < 5e-5, "{g}");
     // The activation nag inside the ib_write_bw server table is a note, not a row or a problem.
-    let write_srv = runs.iter().find(|r| r.test == "ib_write_bw" && r.role == Role::Server).unwrap();
-    assert!(write_srv.notes.iter().any(|n| n.contains("Your system is not activated")));
+    let write_srv = runs
+        .iter()
+        .find(|r| r.test == "ib_write_bw" && r.role == Role::Server)
+        .unwrap();
+    assert!(write_srv
+        .notes
+        .iter()
+        .any(|n| n.contains("Your system is not activated")));
 }
 
 #[test]
@@ -89,11 +119,15 @@ fn seed_003_phytium_b850_collapsed_spaces() {
     let with_rows: Vec<_> = runs.iter().filter(|r| !r.measurements.is_empty()).collect();
     assert_eq!(with_rows.len(), 6);
     assert!(with_rows.iter().all(|r| r.measurements.len() == 23));
-    assert!(with_rows.iter().all(|r| r.device.as_deref() == Some("mrdma0")
-        && r.facts.get("gid_index").map(String::as_str) == Some("1")
-        && r.mtu == Some(4096)
-        && r.role == Role::Client));
-    assert!(with_rows.iter().all(|r| r.command.as_ref().unwrap().wrappers == vec!["numactl -i 1"]));
+    assert!(with_rows
+        .iter()
+        .all(|r| r.device.as_deref() == Some("mrdma0")
+            && r.facts.get("gid_index").map(String::as_str) == Some("1")
+            && r.mtu == Some(4096)
+            && r.role == Role::Client));
+    assert!(with_rows
+        .iter()
+        .all(|r| r.command.as_ref().unwrap().wrappers == vec!["numactl -i 1"]));
     // The ib_read_lat server was interrupted with ^C while waiting.
     let waiting = runs.iter().find(|r| r.role == Role::Server).unwrap();
     assert_eq!(waiting.status, RunStatus::Interrupted);
@@ -114,7 +148,10 @@ fn seed_002_cpu_frequency_warning_inside_table() {
     let r = parse("fixtures/seeds/002_42248bd0d2963916.txt");
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     let runs = perftest(&r);
-    let client = runs.iter().find(|r| r.test == "ib_read_lat" && r.role == Role::Client).unwrap();
+    let client = runs
+        .iter()
+        .find(|r| r.test == "ib_read_lat" && r.role == Role::Client)
+        .unwrap();
     assert_eq!(client.device.as_deref(), Some("mlx4_0"));
     assert_eq!(client.link_layer.as_deref(), Some("IB"));
     assert_eq!(client.measurements.len(), 1);
@@ -123,8 +160,14 @@ fn seed_002_cpu_frequency_warning_inside_table() {
     assert!(close(m.lat_min_us, 1.76));
     assert!(close(m.lat_typical_us, 1.79));
     assert!(close(m.lat_p999_us, 6.12));
-    assert!(client.notes.iter().any(|n| n.contains("Conflicting CPU frequency")));
-    let server = runs.iter().find(|r| r.test == "ib_read_lat" && r.role == Role::Server).unwrap();
+    assert!(client
+        .notes
+        .iter()
+        .any(|n| n.contains("Conflicting CPU frequency")));
+    let server = runs
+        .iter()
+        .find(|r| r.test == "ib_read_lat" && r.role == Role::Server)
+        .unwrap();
     assert_eq!(server.host.as_deref(), Some("storage03"));
 }
 
@@ -140,7 +183,10 @@ fn samples_unusual_tables() {
     let r = parse("fixtures/perftest/perftest-read_bw-all-gbits-highprecision-rows.txt");
     assert_eq!(r.runs.len(), 1);
     let run = &r.runs[0];
-    assert_eq!(run.test, "ib_read_bw", "named from the file when no banner says");
+    assert_eq!(
+        run.test, "ib_read_bw",
+        "named from the file when no banner says"
+    );
     assert_eq!(run.measurements.len(), 23);
     assert!(close(run.measurements[0].bw_peak_gbps, 0.045444));
 
@@ -155,7 +201,13 @@ fn samples_unusual_tables() {
     let run = &r.runs[0];
     assert_eq!(run.role, Role::Server);
     assert!(close(run.measurements[0].lat_p999_us, 1.25));
-    assert_eq!(run.notes.iter().filter(|n| n.contains("Conflicting CPU")).count(), 2);
+    assert_eq!(
+        run.notes
+            .iter()
+            .filter(|n| n.contains("Conflicting CPU"))
+            .count(),
+        2
+    );
 
     let r = parse("fixtures/perftest/perftest-lat-duration-tps.txt");
     assert!(close(r.runs[0].measurements[0].tps, 168068.16));
@@ -195,12 +247,18 @@ fn summary(r: &FileResult) -> serde_json::Value {
 fn snapshots_of_every_fixture() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for p in entries {
             if p.is_dir() {
                 walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "txt" || e == "json" || e == "bin") {
+            } else if p
+                .extension()
+                .is_some_and(|e| e == "txt" || e == "json" || e == "bin")
+            {
                 out.push(p);
             }
         }
@@ -222,7 +280,10 @@ fn soft_roce_lab_captures() {
     let r = parse("fixtures/perftest/rxe-lab/write_bw-sweep-client.txt");
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     let run = &r.runs[0];
-    assert_eq!((run.test.as_str(), run.role, run.device.as_deref()), ("ib_write_bw", Role::Client, Some("rxe0")));
+    assert_eq!(
+        (run.test.as_str(), run.role, run.device.as_deref()),
+        ("ib_write_bw", Role::Client, Some("rxe0"))
+    );
     assert_eq!(run.measurements.len(), 23);
     assert_eq!(run.command.as_ref().unwrap().flags["iters"], "5");
 
@@ -248,8 +309,14 @@ fn soft_roce_lab_captures() {
     assert_eq!(run.role, Role::Client);
 
     for (file, text) in [
-        ("write_bw-connection-refused.txt", "Couldn't connect to 10.0.2.15:18999"),
-        ("write_bw-no-such-device.txt", "IB device nosuchdev0 not found"),
+        (
+            "write_bw-connection-refused.txt",
+            "Couldn't connect to 10.0.2.15:18999",
+        ),
+        (
+            "write_bw-no-such-device.txt",
+            "IB device nosuchdev0 not found",
+        ),
     ] {
         let r = parse(&format!("fixtures/perftest/rxe-lab/{file}"));
         assert_eq!(r.runs.len(), 1, "{file}");

@@ -5,7 +5,7 @@ use crate::export::{self, Filter};
 use crate::store::Store;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
-use polars::prelude::*;
+use polars::prelude::{CsvWriter, ParquetWriter, SerWriter};
 use std::io::Write;
 use std::path::Path;
 

@@ -80,7 +80,8 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
         drop(bytes);
         let mut runs = result.runs;
         for r in &mut runs {
-            r.labels.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+            r.labels
+                .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         found += runs.len();
         rows += runs.iter().map(|r| r.measurements.len()).sum::<usize>();
@@ -97,7 +98,10 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
         for p in &problems {
             eprintln!("linkperf: {p}");
         }
-        bail!("--strict: {} problem(s) in the input; nothing was stored", problems.len());
+        bail!(
+            "--strict: {} problem(s) in the input; nothing was stored",
+            problems.len()
+        );
     }
     let summary = format!(
         "read {} file(s), {:.1} MB: {found} run(s), {rows} row(s)",
@@ -121,13 +125,19 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
         );
     }
     if unreadable > 0 || !problems.is_empty() {
-        println!("{unreadable} unreadable block(s); {} problem(s):", problems.len());
+        println!(
+            "{unreadable} unreadable block(s); {} problem(s):",
+            problems.len()
+        );
         for p in &problems {
             println!("  {p}");
         }
     }
     if !unsupported.is_empty() {
-        println!("{} block(s) of tools not imported by this version:", unsupported.len());
+        println!(
+            "{} block(s) of tools not imported by this version:",
+            unsupported.len()
+        );
         for p in &unsupported {
             println!("  {p}");
         }

@@ -13,11 +13,20 @@ pub fn run(store_dir: &Path, args: &LsArgs) -> Result<ExitStatus> {
     let runs = store.load()?;
     let filter = Filter::parse(&args.filters, &runs)?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{:<8} {:<16} {:<7} {:<11} {:<10} {:>5} {:>5}  {:<40} labels", "tool", "test", "role", "status", "device", "mtu", "rows", "source:line")?;
+    writeln!(
+        out,
+        "{:<8} {:<16} {:<7} {:<11} {:<10} {:>5} {:>5}  {:<40} labels",
+        "tool", "test", "role", "status", "device", "mtu", "rows", "source:line"
+    )?;
     let mut n = 0;
     for r in runs.iter().filter(|r| filter.matches(r)) {
         n += 1;
-        let labels = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+        let labels = r
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
         writeln!(
             out,
             "{:<8} {:<16} {:<7} {:<11} {:<10} {:>5} {:>5}  {:<40} {}",

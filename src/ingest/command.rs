@@ -8,9 +8,18 @@ use std::collections::BTreeMap;
 /// Programs linkperf knows how to read, by family.
 pub fn tool_family(program: &str) -> Option<&'static str> {
     Some(match program {
-        "ib_send_bw" | "ib_read_bw" | "ib_write_bw" | "ib_atomic_bw" | "ib_send_lat"
-        | "ib_read_lat" | "ib_write_lat" | "ib_atomic_lat" | "raw_ethernet_bw"
-        | "raw_ethernet_lat" | "raw_ethernet_burst_lat" | "raw_ethernet_fs_rate" => "perftest",
+        "ib_send_bw"
+        | "ib_read_bw"
+        | "ib_write_bw"
+        | "ib_atomic_bw"
+        | "ib_send_lat"
+        | "ib_read_lat"
+        | "ib_write_lat"
+        | "ib_atomic_lat"
+        | "raw_ethernet_bw"
+        | "raw_ethernet_lat"
+        | "raw_ethernet_burst_lat"
+        | "raw_ethernet_fs_rate" => "perftest",
         "iperf" => "iperf2",
         "iperf3" => "iperf3",
         "qperf" => "qperf",
@@ -109,7 +118,10 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
         }
         wrappers.push(ws[start..i].join(" "));
     }
-    let program = ws.get(i).map(|p| basename(p).to_string()).unwrap_or_default();
+    let program = ws
+        .get(i)
+        .map(|p| basename(p).to_string())
+        .unwrap_or_default();
     let args = ws.get(i + 1..).unwrap_or(&[]);
     let (flags, peer) = match tool_family(&program) {
         Some("perftest") => perftest_args(args),
@@ -191,19 +203,67 @@ const PERFTEST_SWITCH: &[(&str, &str)] = &[
 
 /// perftest long options that take a value (as a separate word or after `=`).
 const PERFTEST_LONG_VALUE: &[&str] = &[
-    "ib-dev", "ib-port", "mtu", "connection", "size", "iters", "qp", "tx-depth", "rx-depth",
-    "port", "qp-timeout", "sl", "gid-index", "duration", "margin", "post_list", "recv_post_list",
-    "cq-mod", "inline_size", "outs", "dest_mac", "source_mac", "dest_ip", "source_ip",
-    "dest_port", "source_port", "tos", "hop_limit", "limit_bw", "limit_msgrate", "out_json_file",
-    "mmap", "mmap-offset", "use_cuda", "use_rocm", "flows", "burst_size", "rate_limit",
-    "rate_units", "rate_limit_type", "output", "dlid", "wait_destroy", "retry_count",
-    "atomic_type", "server_ip", "client_ip", "payload_file_path", "vlan_pcp", "vlan_en",
+    "ib-dev",
+    "ib-port",
+    "mtu",
+    "connection",
+    "size",
+    "iters",
+    "qp",
+    "tx-depth",
+    "rx-depth",
+    "port",
+    "qp-timeout",
+    "sl",
+    "gid-index",
+    "duration",
+    "margin",
+    "post_list",
+    "recv_post_list",
+    "cq-mod",
+    "inline_size",
+    "outs",
+    "dest_mac",
+    "source_mac",
+    "dest_ip",
+    "source_ip",
+    "dest_port",
+    "source_port",
+    "tos",
+    "hop_limit",
+    "limit_bw",
+    "limit_msgrate",
+    "out_json_file",
+    "mmap",
+    "mmap-offset",
+    "use_cuda",
+    "use_rocm",
+    "flows",
+    "burst_size",
+    "rate_limit",
+    "rate_units",
+    "rate_limit_type",
+    "output",
+    "dlid",
+    "wait_destroy",
+    "retry_count",
+    "atomic_type",
+    "server_ip",
+    "client_ip",
+    "payload_file_path",
+    "vlan_pcp",
+    "vlan_en",
 ];
 
 /// Long options people abbreviate (getopt_long accepts unambiguous prefixes): the seeds use
 /// `--report_gbit` for `--report_gbits`.
 fn canonical_long(name: &str) -> String {
-    const FULL: &[&str] = &["report_gbits", "report-both", "report-per-port", "run_infinitely"];
+    const FULL: &[&str] = &[
+        "report_gbits",
+        "report-both",
+        "report-per-port",
+        "run_infinitely",
+    ];
     for full in FULL {
         if name.len() >= 8 && full.starts_with(name) {
             return (*full).to_string();
@@ -293,8 +353,10 @@ mod tests {
 
     #[test]
     fn numactl_and_perftest_flags() {
-        let c = parse("numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000 -N --report_gbits 192.170.1.30")
-            .unwrap();
+        let c = parse(
+            "numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000 -N --report_gbits 192.170.1.30",
+        )
+        .unwrap();
         assert_eq!(c.wrappers, vec!["numactl -i 1"]);
         assert_eq!(c.program, "ib_write_bw");
         assert_eq!(c.flags["ib-dev"], "mrdma0");

@@ -79,12 +79,18 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     let decoded = match text::decode(bytes) {
         Ok(d) => d,
         Err(text::TextError::Empty) => {
-            result.problems.push(Problem::new(source, 1, "empty file".into()));
+            result
+                .problems
+                .push(Problem::new(source, 1, "empty file".into()));
             result.unreadable_blocks += 1;
             return result;
         }
         Err(text::TextError::Binary { line }) => {
-            result.problems.push(Problem::new(source, line, "binary data, not a text log".into()));
+            result.problems.push(Problem::new(
+                source,
+                line,
+                "binary data, not a text log".into(),
+            ));
             result.unreadable_blocks += 1;
             return result;
         }
@@ -107,22 +113,31 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     }
 
     for block in transcript::split(&lines) {
-        let family = block.command.as_ref().and_then(|c| command::tool_family(&c.program));
+        let family = block
+            .command
+            .as_ref()
+            .and_then(|c| command::tool_family(&c.program));
         let output = block.output_start..block.end;
         let is_perftest = family == Some("perftest");
-        let drafts = if is_perftest || (family.is_none() && perftest::detect(&lines[output.clone()])) {
-            perftest::parse_block(source, &lines, output.clone(), is_perftest, &mut result.problems)
-        } else {
-            Vec::new()
-        };
+        let drafts =
+            if is_perftest || (family.is_none() && perftest::detect(&lines[output.clone()])) {
+                perftest::parse_block(
+                    source,
+                    &lines,
+                    output.clone(),
+                    is_perftest,
+                    &mut result.problems,
+                )
+            } else {
+                Vec::new()
+            };
         if drafts.is_empty() {
             if let Some(family) = family {
                 let cmd = block.command.as_ref().map(|c| c.raw.as_str()).unwrap_or("");
                 let has_output = lines[output.clone()].iter().any(|l| !l.trim().is_empty());
-                let asks_version = block
-                    .command
-                    .as_ref()
-                    .is_some_and(|c| c.flags.contains_key("version") || c.flags.contains_key("help"));
+                let asks_version = block.command.as_ref().is_some_and(|c| {
+                    c.flags.contains_key("version") || c.flags.contains_key("help")
+                });
                 if family == "perftest" && asks_version {
                     // `ib_write_bw --version` / `--help`: no run, nothing lost.
                 } else if family == "perftest" {
@@ -131,7 +146,9 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
                     } else {
                         format!("`{cmd}` has no output in this log")
                     };
-                    result.problems.push(Problem::new(source, block.start as u32 + 1, why));
+                    result
+                        .problems
+                        .push(Problem::new(source, block.start as u32 + 1, why));
                     result.unreadable_blocks += 1;
                 } else if has_output {
                     result.unsupported_blocks.push(Problem::new(
@@ -144,7 +161,13 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
             continue;
         }
         for draft in drafts {
-            let run = finish_run(source, &lines, block.host.clone(), block.command.clone(), draft);
+            let run = finish_run(
+                source,
+                &lines,
+                block.host.clone(),
+                block.command.clone(),
+                draft,
+            );
             result.runs.push(run);
         }
     }
@@ -168,7 +191,12 @@ fn finish_run(
         hasher.update(l.as_bytes());
         hasher.update(b"\n");
     }
-    let run_id = hasher.finalize().iter().take(10).map(|b| format!("{b:02x}")).collect::<String>();
+    let run_id = hasher
+        .finalize()
+        .iter()
+        .take(10)
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
     let command_test = command
         .as_ref()
         .filter(|c| command::tool_family(&c.program) == Some(draft.tool.as_str()))
@@ -182,11 +210,13 @@ fn finish_run(
         .get("mtu")
         .and_then(|m| m.trim_end_matches("[B]").trim().parse::<u32>().ok());
     let line = match &command {
-        Some(_) => lines[..draft.start]
-            .iter()
-            .rposition(|l| transcript::prompt(l).is_some())
-            .map_or(draft.start, |p| p) as u32
-            + 1,
+        Some(_) => {
+            lines[..draft.start]
+                .iter()
+                .rposition(|l| transcript::prompt(l).is_some())
+                .map_or(draft.start, |p| p) as u32
+                + 1
+        }
         None => draft.start as u32 + 1,
     };
     let mut run = Run {

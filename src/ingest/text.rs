@@ -18,7 +18,9 @@ pub struct Decoded {
 pub enum TextError {
     Empty,
     /// NUL bytes or many control bytes: not a log. Carries the 1-based line of the first bad byte.
-    Binary { line: u32 },
+    Binary {
+        line: u32,
+    },
 }
 
 /// Decodes a whole file.
@@ -27,10 +29,16 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, TextError> {
         return Err(TextError::Empty);
     }
     if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
-        return Ok(split(UTF_16LE.decode_without_bom_handling(rest).0.as_ref(), "utf-16le"));
+        return Ok(split(
+            UTF_16LE.decode_without_bom_handling(rest).0.as_ref(),
+            "utf-16le",
+        ));
     }
     if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
-        return Ok(split(UTF_16BE.decode_without_bom_handling(rest).0.as_ref(), "utf-16be"));
+        return Ok(split(
+            UTF_16BE.decode_without_bom_handling(rest).0.as_ref(),
+            "utf-16be",
+        ));
     }
     if let Some(line) = binary_line(bytes) {
         return Err(TextError::Binary { line });
@@ -139,7 +147,10 @@ mod tests {
 
     #[test]
     fn binary_and_empty_are_rejected() {
-        assert_eq!(decode(b"ok\nab\x00cd").unwrap_err(), TextError::Binary { line: 2 });
+        assert_eq!(
+            decode(b"ok\nab\x00cd").unwrap_err(),
+            TextError::Binary { line: 2 }
+        );
         assert_eq!(decode(b"  \n\n").unwrap_err(), TextError::Empty);
         assert_eq!(decode(b"").unwrap_err(), TextError::Empty);
     }

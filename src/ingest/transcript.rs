@@ -105,15 +105,25 @@ mod tests {
     #[test]
     fn prompt_shapes() {
         assert_eq!(
-            prog("[root@localhost ~]# ib_write_bw -d hns_1 -a --report_gbit 192.170.1.10").as_deref(),
+            prog("[root@localhost ~]# ib_write_bw -d hns_1 -a --report_gbit 192.170.1.10")
+                .as_deref(),
             Some("ib_write_bw")
         );
         let p = prompt("[系统未激活][root@localhost mrdma]# numactl -i 1 ib_write_bw -a").unwrap();
         assert_eq!(p.host.as_deref(), Some("localhost"));
         assert_eq!(p.command.unwrap().program, "ib_write_bw");
-        assert_eq!(prog("root@node1-2 ~]# ib_send_bw -d hns_2 192.168.104.10 ").as_deref(), Some("ib_send_bw"));
-        assert_eq!(prog("user@lab-1:~/logs$ iperf3 -c 10.0.0.1").as_deref(), Some("iperf3"));
-        assert_eq!(prog("$ ib_read_lat -d mlx5_0").as_deref(), Some("ib_read_lat"));
+        assert_eq!(
+            prog("root@node1-2 ~]# ib_send_bw -d hns_2 192.168.104.10 ").as_deref(),
+            Some("ib_send_bw")
+        );
+        assert_eq!(
+            prog("user@lab-1:~/logs$ iperf3 -c 10.0.0.1").as_deref(),
+            Some("iperf3")
+        );
+        assert_eq!(
+            prog("$ ib_read_lat -d mlx5_0").as_deref(),
+            Some("ib_read_lat")
+        );
         assert_eq!(prog("# qperf 10.0.0.1 tcp_bw").as_deref(), Some("qperf"));
         let empty = prompt("[root@localhost ~]#").unwrap();
         assert_eq!(empty.command, None);
@@ -130,14 +140,24 @@ mod tests {
 
     #[test]
     fn blocks_cover_every_line() {
-        let lines: Vec<String> = ["intro", "$ ib_send_bw -d x", "out1", "out2", "[a@b ~]# ", "tail"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let lines: Vec<String> = [
+            "intro",
+            "$ ib_send_bw -d x",
+            "out1",
+            "out2",
+            "[a@b ~]# ",
+            "tail",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let b = split(&lines);
         assert_eq!(b.len(), 3);
         assert_eq!((b[0].start, b[0].end, b[0].command.is_none()), (0, 1, true));
         assert_eq!((b[1].start, b[1].output_start, b[1].end), (1, 2, 4));
-        assert_eq!((b[2].start, b[2].end, b[2].host.as_deref()), (4, 6, Some("b")));
+        assert_eq!(
+            (b[2].start, b[2].end, b[2].host.as_deref()),
+            (4, 6, Some("b"))
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::model::{CommandLine, Measurement, Role, Run, RunStatus};
 use anyhow::{Context, Result};
-use polars::prelude::*;
+use polars::prelude::{Column, DataFrame};
 use std::collections::BTreeMap;
 
 /// Version of the layout below; bumped on any incompatible change.
@@ -18,12 +18,17 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 pub fn runs_frame(runs: &[Run], imported_at: i64) -> Result<DataFrame> {
     let s = |f: &dyn Fn(&Run) -> Option<String>| runs.iter().map(f).collect::<Vec<_>>();
     let cmd = |f: &dyn Fn(&CommandLine) -> Option<String>| {
-        runs.iter().map(|r| r.command.as_ref().and_then(f)).collect::<Vec<_>>()
+        runs.iter()
+            .map(|r| r.command.as_ref().and_then(f))
+            .collect::<Vec<_>>()
     };
     let columns = vec![
         Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
         Column::new("source".into(), s(&|r| Some(r.source.clone()))),
-        Column::new("line".into(), runs.iter().map(|r| r.line).collect::<Vec<u32>>()),
+        Column::new(
+            "line".into(),
+            runs.iter().map(|r| r.line).collect::<Vec<u32>>(),
+        ),
         Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
         Column::new("test".into(), s(&|r| Some(r.test.clone()))),
         Column::new("role".into(), s(&|r| Some(r.role.as_str().to_string()))),
@@ -56,15 +61,45 @@ pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
         .flat_map(|r| r.measurements.iter().map(move |m| (r.run_id.as_str(), m)))
         .collect();
     let f = |name: &str, get: &dyn Fn(&Measurement) -> Option<f64>| {
-        Column::new(name.into(), points.iter().map(|(_, m)| get(m)).collect::<Vec<_>>())
+        Column::new(
+            name.into(),
+            points.iter().map(|(_, m)| get(m)).collect::<Vec<_>>(),
+        )
     };
     let columns = vec![
-        Column::new("run_id".into(), points.iter().map(|(id, _)| *id).collect::<Vec<_>>()),
-        Column::new("line".into(), points.iter().map(|(_, m)| m.line).collect::<Vec<u32>>()),
-        Column::new("raw_text".into(), points.iter().map(|(_, m)| m.raw_text.as_str()).collect::<Vec<_>>()),
-        Column::new("raw_unit".into(), points.iter().map(|(_, m)| m.raw_unit.as_str()).collect::<Vec<_>>()),
-        Column::new("msg_size_bytes".into(), points.iter().map(|(_, m)| m.msg_size_bytes).collect::<Vec<_>>()),
-        Column::new("iterations".into(), points.iter().map(|(_, m)| m.iterations).collect::<Vec<_>>()),
+        Column::new(
+            "run_id".into(),
+            points.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "line".into(),
+            points.iter().map(|(_, m)| m.line).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "raw_text".into(),
+            points
+                .iter()
+                .map(|(_, m)| m.raw_text.as_str())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "raw_unit".into(),
+            points
+                .iter()
+                .map(|(_, m)| m.raw_unit.as_str())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "msg_size_bytes".into(),
+            points
+                .iter()
+                .map(|(_, m)| m.msg_size_bytes)
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "iterations".into(),
+            points.iter().map(|(_, m)| m.iterations).collect::<Vec<_>>(),
+        ),
         f("bw_peak_gbps", &|m| m.bw_peak_gbps),
         f("bw_avg_gbps", &|m| m.bw_avg_gbps),
         f("msg_rate_mpps", &|m| m.msg_rate_mpps),
@@ -81,26 +116,32 @@ pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
         f("msg_rate_port1_mpps", &|m| m.msg_rate_port1_mpps),
         f("bw_port2_gbps", &|m| m.bw_port2_gbps),
         f("msg_rate_port2_mpps", &|m| m.msg_rate_port2_mpps),
-        Column::new("sl".into(), points.iter().map(|(_, m)| m.sl).collect::<Vec<_>>()),
+        Column::new(
+            "sl".into(),
+            points.iter().map(|(_, m)| m.sl).collect::<Vec<_>>(),
+        ),
     ];
     Ok(DataFrame::new(points.len(), columns)?)
 }
 
 fn strs(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
-    let c = df.column(name).with_context(|| format!("column {name} missing"))?;
-    Ok(c.str()?.into_iter().map(|v| v.map(str::to_string)).collect())
+    let c = df
+        .column(name)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("column {name} missing"))?;
+    Ok(c.str()?.iter().map(|v| v.map(str::to_string)).collect())
 }
 
 fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
-    Ok(df.column(name)?.u32()?.into_iter().collect())
+    Ok(df.column(name)?.u32()?.iter().collect())
 }
 
 fn u64s(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {
-    Ok(df.column(name)?.u64()?.into_iter().collect())
+    Ok(df.column(name)?.u64()?.iter().collect())
 }
 
 fn f64s(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
-    Ok(df.column(name)?.f64()?.into_iter().collect())
+    Ok(df.column(name)?.f64()?.iter().collect())
 }
 
 fn parse_json<T: serde::de::DeserializeOwned + Default>(s: Option<String>) -> Result<T> {
@@ -187,9 +228,21 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
     let mut iters = u64s(df, "iterations")?.into_iter();
     let mut sl = u32s(df, "sl")?.into_iter();
     let names = [
-        "bw_peak_gbps", "bw_avg_gbps", "msg_rate_mpps", "lat_min_us", "lat_max_us",
-        "lat_typical_us", "lat_avg_us", "lat_stdev_us", "lat_p99_us", "lat_p999_us", "tps",
-        "cpu_util_pct", "bw_port1_gbps", "msg_rate_port1_mpps", "bw_port2_gbps",
+        "bw_peak_gbps",
+        "bw_avg_gbps",
+        "msg_rate_mpps",
+        "lat_min_us",
+        "lat_max_us",
+        "lat_typical_us",
+        "lat_avg_us",
+        "lat_stdev_us",
+        "lat_p99_us",
+        "lat_p999_us",
+        "tps",
+        "cpu_util_pct",
+        "bw_port1_gbps",
+        "msg_rate_port1_mpps",
+        "bw_port2_gbps",
         "msg_rate_port2_mpps",
     ];
     let mut floats = names

@@ -17,7 +17,7 @@ pub mod frames;
 
 use crate::model::Run;
 use anyhow::{bail, Context, Result};
-use polars::prelude::*;
+use polars::prelude::{DataFrame, ParquetCompression, ParquetReader, ParquetWriter, SerReader};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -43,18 +43,27 @@ impl Store {
         let marker = root.join(MARKER);
         if !marker.exists() {
             if !create {
-                bail!("{} is not a linkperf store (no {MARKER}); run `linkperf import` first", root.display());
+                bail!(
+                    "{} is not a linkperf store (no {MARKER}); run `linkperf import` first",
+                    root.display()
+                );
             }
             fs::create_dir_all(root.join("batches"))
                 .with_context(|| format!("cannot create store directory {}", root.display()))?;
-            let tmp = root.join(format!("{MARKER}.tmp"));
-            fs::write(&tmp, format!("{{\"schema_version\": {}}}\n", frames::SCHEMA_VERSION))
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            fs::rename(&tmp, &marker).with_context(|| format!("cannot write {}", marker.display()))?;
+            // A per-process name: two imports creating the same store must not share a file.
+            let tmp = root.join(format!("{MARKER}.{}.tmp", std::process::id()));
+            fs::write(
+                &tmp,
+                format!("{{\"schema_version\": {}}}\n", frames::SCHEMA_VERSION),
+            )
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+            fs::rename(&tmp, &marker)
+                .with_context(|| format!("cannot write {}", marker.display()))?;
         }
-        let text = fs::read_to_string(&marker).with_context(|| format!("cannot read {}", marker.display()))?;
-        let v: serde_json::Value =
-            serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", marker.display()))?;
+        let text = fs::read_to_string(&marker)
+            .with_context(|| format!("cannot read {}", marker.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not valid JSON", marker.display()))?;
         let version = v.get("schema_version").and_then(|v| v.as_u64());
         if version != Some(frames::SCHEMA_VERSION as u64) {
             bail!(
@@ -64,7 +73,9 @@ impl Store {
                 frames::SCHEMA_VERSION
             );
         }
-        Ok(Store { root: root.to_path_buf() })
+        Ok(Store {
+            root: root.to_path_buf(),
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -79,7 +90,8 @@ impl Store {
             .write(true)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
-        f.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+        f.lock()
+            .with_context(|| format!("cannot lock {}", path.display()))?;
         Ok(f)
     }
 
@@ -103,6 +115,7 @@ impl Store {
         let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         ParquetReader::new(f)
             .finish()
+            .map_err(anyhow::Error::from)
             .with_context(|| format!("{}: corrupt Parquet file", path.display()))
     }
 
@@ -128,7 +141,7 @@ impl Store {
         let mut ids = HashSet::new();
         for (runs_file, _) in self.parts()? {
             let df = Self::read_parquet(&runs_file)?;
-            for id in df.column("run_id")?.str()?.into_iter().flatten() {
+            for id in df.column("run_id")?.str()?.iter().flatten() {
                 ids.insert(id.to_string());
             }
         }
@@ -143,7 +156,8 @@ impl Store {
         let tmp_root = self.root.join("tmp");
         if tmp_root.exists() {
             // Leftovers of an import that died: never committed, safe to remove under the lock.
-            fs::remove_dir_all(&tmp_root).with_context(|| format!("cannot clean {}", tmp_root.display()))?;
+            fs::remove_dir_all(&tmp_root)
+                .with_context(|| format!("cannot clean {}", tmp_root.display()))?;
         }
         let stored = self.stored_ids()?;
         let now = std::time::SystemTime::now()
@@ -151,7 +165,8 @@ impl Store {
             .map_or(0, |d| d.as_secs() as i64);
         let batch_id = format!("{now:012}-{}", std::process::id());
         let staging = tmp_root.join(&batch_id);
-        fs::create_dir_all(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
+        fs::create_dir_all(&staging)
+            .with_context(|| format!("cannot create {}", staging.display()))?;
         Ok(Transaction {
             _lock: lock,
             root: self.root.clone(),
@@ -179,8 +194,11 @@ impl Store {
                 .with_context(|| format!("{}: unreadable runs", runs_file.display()))?;
             let points = frames::points_from_frame(&Self::read_parquet(&points_file)?)
                 .with_context(|| format!("{}: unreadable points", points_file.display()))?;
-            let index: BTreeMap<String, usize> =
-                batch.iter().enumerate().map(|(i, r)| (r.run_id.clone(), i)).collect();
+            let index: BTreeMap<String, usize> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.run_id.clone(), i))
+                .collect();
             for (id, m) in points {
                 if let Some(&i) = index.get(&id) {
                     batch[i].measurements.push(m);
@@ -224,15 +242,22 @@ impl Transaction {
         self.outcome.added_runs += fresh.len();
         self.outcome.added_rows += fresh.iter().map(|r| r.measurements.len()).sum::<usize>();
         let part = format!("{:06}", self.parts);
-        write_parquet(&self.staging.join(format!("points-{part}.parquet")), &mut frames::points_frame(&fresh)?)?;
-        write_parquet(&self.staging.join(format!("runs-{part}.parquet")), &mut frames::runs_frame(&fresh, self.now)?)?;
+        write_parquet(
+            &self.staging.join(format!("points-{part}.parquet")),
+            &mut frames::points_frame(&fresh)?,
+        )?;
+        write_parquet(
+            &self.staging.join(format!("runs-{part}.parquet")),
+            &mut frames::runs_frame(&fresh, self.now)?,
+        )?;
         Ok(())
     }
 
     /// Makes the batch visible with one rename; a batch with nothing new is discarded.
     pub fn commit(self) -> Result<AddOutcome> {
         if self.parts == 0 {
-            fs::remove_dir_all(&self.staging).with_context(|| format!("cannot clean {}", self.staging.display()))?;
+            fs::remove_dir_all(&self.staging)
+                .with_context(|| format!("cannot clean {}", self.staging.display()))?;
             return Ok(self.outcome);
         }
         if std::env::var_os("LINKPERF_TEST_CRASH_BEFORE_COMMIT").is_some() {
@@ -240,7 +265,8 @@ impl Transaction {
             std::process::abort();
         }
         let dest = self.root.join("batches").join(&self.batch_id);
-        fs::rename(&self.staging, &dest).with_context(|| format!("cannot commit batch to {}", dest.display()))?;
+        fs::rename(&self.staging, &dest)
+            .with_context(|| format!("cannot commit batch to {}", dest.display()))?;
         Ok(self.outcome)
     }
 }
@@ -251,7 +277,9 @@ fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
     ParquetWriter::new(&f)
         .with_compression(ParquetCompression::Zstd(None))
         .finish(df)
+        .map_err(anyhow::Error::from)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    f.sync_all().with_context(|| format!("cannot sync {}", path.display()))?;
+    f.sync_all()
+        .with_context(|| format!("cannot sync {}", path.display()))?;
     Ok(())
 }

@@ -14,8 +14,10 @@ use std::collections::BTreeMap;
 /// Is this file a perftest JSON result?
 pub fn detect(lines: &[String]) -> bool {
     let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
-    let starts = matches!(first, Some("{") | Some("{\"test_info\": {") | Some("test_info: {"))
-        || first.is_some_and(|l| l.starts_with('{') && l.contains("test_info"));
+    let starts = matches!(
+        first,
+        Some("{") | Some("{\"test_info\": {") | Some("test_info: {")
+    ) || first.is_some_and(|l| l.starts_with('{') && l.contains("test_info"));
     starts && lines.iter().take(5).any(|l| l.contains("test_info"))
 }
 
@@ -32,7 +34,10 @@ fn strict(text: &str, lines: &[String]) -> Option<Pairs> {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            let line = lines.iter().position(|l| l.contains(&format!("\"{k}\""))).unwrap_or(0);
+            let line = lines
+                .iter()
+                .position(|l| l.contains(&format!("\"{k}\"")))
+                .unwrap_or(0);
             out.insert(format!("{section}.{k}"), (s, line));
         }
     }
@@ -44,7 +49,9 @@ fn lenient(lines: &[String]) -> Pairs {
     let mut section = String::new();
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim().trim_end_matches(',');
-        let Some((k, v)) = t.split_once(':') else { continue };
+        let Some((k, v)) = t.split_once(':') else {
+            continue;
+        };
         let k = k.trim().trim_matches('"');
         let v = v.trim().trim_matches('"');
         if v.starts_with('{') {
@@ -63,16 +70,32 @@ pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
     let text = lines.join("\n");
     let pairs = strict(&text, lines).unwrap_or_else(|| lenient(lines));
     let get = |k: &str| pairs.get(k).map(|(v, _)| v.as_str());
-    let num = |k: &str| get(k).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
+    let num = |k: &str| {
+        get(k)
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite())
+    };
     let results_line = pairs
         .iter()
         .filter(|(k, _)| k.starts_with("results."))
         .map(|(_, (_, l))| *l)
         .min()
-        .ok_or_else(|| Problem::new(source, lines.len() as u32, "perftest JSON without a results section (truncated?)".into()))?;
+        .ok_or_else(|| {
+            Problem::new(
+                source,
+                lines.len() as u32,
+                "perftest JSON without a results section (truncated?)".into(),
+            )
+        })?;
     let size = get("results.MsgSize")
         .and_then(|v| v.parse::<u64>().ok())
-        .ok_or_else(|| Problem::new(source, results_line as u32 + 1, "perftest JSON results without MsgSize".into()))?;
+        .ok_or_else(|| {
+            Problem::new(
+                source,
+                results_line as u32 + 1,
+                "perftest JSON results without MsgSize".into(),
+            )
+        })?;
     let test_text = get("test_info.test").unwrap_or("");
     let title_text = test_text
         .replace("_BW_Test", " BW Test")
@@ -86,7 +109,11 @@ pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
     let mut notes = Vec::new();
     let mut m = Measurement {
         line: results_line as u32 + 1,
-        raw_text: lines[results_line..].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "),
+        raw_text: lines[results_line..]
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" "),
         msg_size_bytes: Some(size),
         iterations: get("results.n_iterations").and_then(|v| v.parse().ok()),
         msg_rate_mpps: num("results.MsgRate"),
@@ -104,7 +131,11 @@ pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
     };
     if let Some(avg) = num("results.BW_average") {
         let rate = m.msg_rate_mpps.ok_or_else(|| {
-            Problem::new(source, results_line as u32 + 1, "perftest JSON has BW_average but no MsgRate: its unit cannot be known".into())
+            Problem::new(
+                source,
+                results_line as u32 + 1,
+                "perftest JSON has BW_average but no MsgRate: its unit cannot be known".into(),
+            )
         })?;
         let expect = gbps_from_msg_rate(rate, size);
         let unit = [BwUnit::PerftestGbps, BwUnit::PerftestMiBps]
@@ -115,17 +146,23 @@ pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
                 da.total_cmp(&db)
             })
             .expect("two candidates");
-        notes.push(format!("bandwidth unit {unit} inferred from MsgRate × MsgSize (the JSON file records none)"));
+        notes.push(format!(
+            "bandwidth unit {unit} inferred from MsgRate × MsgSize (the JSON file records none)"
+        ));
         m.raw_unit = unit.to_string();
         m.bw_avg_gbps = Some(unit.to_gbps(avg));
-        m.bw_peak_gbps = num("results.BW_peak").filter(|&p| p > 0.0).map(|p| unit.to_gbps(p));
+        m.bw_peak_gbps = num("results.BW_peak")
+            .filter(|&p| p > 0.0)
+            .map(|p| unit.to_gbps(p));
     }
     Ok(RunDraft {
         keep: true,
         start: 0,
         end: lines.len(),
         tool: "perftest".into(),
-        test: parsed_title.as_ref().map(|t| format!("ib_{}_{}", t.verb, t.kind)),
+        test: parsed_title
+            .as_ref()
+            .map(|t| format!("ib_{}_{}", t.verb, t.kind)),
         test_hint: None,
         kind_hint: None,
         role: Role::Unknown,

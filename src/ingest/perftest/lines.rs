@@ -4,10 +4,10 @@
 
 use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_while1};
-use nom::character::complete::{char, digit0, digit1, space0, space1};
+use nom::character::complete::{char, digit1, space0, space1};
 use nom::combinator::{opt, recognize};
 use nom::multi::many1;
-use nom::sequence::{pair, preceded, terminated};
+use nom::sequence::{preceded, terminated};
 use nom::{IResult, Parser};
 use regex::Regex;
 use std::sync::LazyLock;
@@ -20,7 +20,8 @@ pub fn is_rule(line: &str) -> bool {
 
 /// `* Waiting for client to connect... *` or the rdma_cm variant.
 pub fn is_waiting(line: &str) -> bool {
-    line.contains("Waiting for client to connect") || line.contains("Waiting for client rdma_cm QP to connect")
+    line.contains("Waiting for client to connect")
+        || line.contains("Waiting for client rdma_cm QP to connect")
 }
 
 /// The star lines around the waiting box.
@@ -252,16 +253,44 @@ pub fn header(line: &str) -> Option<Vec<Column>> {
 
 /// A number as perftest prints it: `2`, `0.061539`, `11403.46`, `1e+06`, `-nan`, `inf`.
 fn number(input: &str) -> IResult<&str, &str> {
-    alt((
-        recognize((
-            opt(char('-')),
-            digit1,
-            opt(pair(char('.'), digit0)),
-            opt((alt((char('e'), char('E'))), opt(alt((char('+'), char('-')))), digit1)),
-        )),
-        recognize(preceded(opt(char('-')), alt((tag_no_case("nan"), tag_no_case("inf"))))),
+    let special: IResult<&str, &str> = recognize(preceded(
+        opt(char('-')),
+        alt((tag_no_case("nan"), tag_no_case("inf"))),
     ))
-    .parse(input)
+    .parse(input);
+    if special.is_ok() {
+        return special;
+    }
+    // Scanned by hand: `recognize` over optional parts misreports the slice at end of input.
+    let b = input.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if digits(&mut i) == 0 {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Digit,
+        )));
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        digits(&mut i);
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        if digits(&mut j) > 0 {
+            i = j;
+        }
+    }
+    Ok((&input[i..], &input[..i]))
 }
 
 /// A data row: the numbers it starts with and any text glued after them.
@@ -299,9 +328,13 @@ pub fn is_sample_header(line: &str) -> bool {
 
 /// `17, 1.93`: one raw latency sample.
 pub fn is_sample(line: &str) -> bool {
-    let p: IResult<&str, (&str, &str, &str, &str)> =
-        (preceded(space0, digit1), tag(","), space0, take_while1(|c: char| c.is_ascii_digit() || ".e+-".contains(c)))
-            .parse(line);
+    let p: IResult<&str, (&str, &str, &str, &str)> = (
+        preceded(space0, digit1),
+        tag(","),
+        space0,
+        take_while1(|c: char| c.is_ascii_digit() || ".e+-".contains(c)),
+    )
+        .parse(line);
     matches!(p, Ok((rest, _)) if rest.trim().is_empty())
 }
 
@@ -374,12 +407,17 @@ mod tests {
 
     #[test]
     fn rows() {
-        let r = row(" 2          1000           0.061539            0.058761            3.672573").unwrap();
-        assert_eq!(r.values, vec!["2", "1000", "0.061539", "0.058761", "3.672573"]);
+        let r = row(" 2          1000           0.061539            0.058761            3.672573")
+            .unwrap();
+        assert_eq!(
+            r.values,
+            vec!["2", "1000", "0.061539", "0.058761", "3.672573"]
+        );
         let r = row("8388608 1000 0.00 98.03 0.001461时延测试").unwrap();
         assert_eq!(r.values.len(), 5);
         assert_eq!(r.trailing, "时延测试");
-        let r = row(" 65536      5000             4508.97            4508.79\t\t   0.072141").unwrap();
+        let r =
+            row(" 65536      5000             4508.97            4508.79\t\t   0.072141").unwrap();
         assert_eq!(r.values[4], "0.072141");
         assert!(row(" 2x 100").is_none());
         assert!(row("Linux 4.19").is_none());
@@ -390,7 +428,10 @@ mod tests {
 
     #[test]
     fn headers() {
-        let h = header(" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]").unwrap();
+        let h = header(
+            " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]",
+        )
+        .unwrap();
         assert_eq!(
             h,
             vec![
@@ -405,13 +446,22 @@ mod tests {
         assert_eq!(h.len(), 9);
         assert_eq!(h[8], Column::P999);
         let h = header(" #bytes        #iterations       t_avg[usec]    tps average").unwrap();
-        assert_eq!(h, vec![Column::Bytes, Column::Iterations, Column::TAvg, Column::Tps]);
+        assert_eq!(
+            h,
+            vec![Column::Bytes, Column::Iterations, Column::TAvg, Column::Tps]
+        );
     }
 
     #[test]
     fn banner() {
         let p = banner_pairs("Dual-port : OFF Device : mrdma0").unwrap();
-        assert_eq!(p, vec![("dual_port".into(), "OFF".into()), ("device".into(), "mrdma0".into())]);
+        assert_eq!(
+            p,
+            vec![
+                ("dual_port".into(), "OFF".into()),
+                ("device".into(), "mrdma0".into())
+            ]
+        );
         let p = banner_pairs(" rdma_cm QPs\t : OFF").unwrap();
         assert_eq!(p, vec![("rdma_cm_qps".into(), "OFF".into())]);
         let p = banner_pairs(" ibv_wr* API     : ON\t\tUsing Enhanced Reorder      : OFF").unwrap();
@@ -437,6 +487,8 @@ mod tests {
         assert!(is_sample("17, 1.93"));
         assert!(!is_sample("17 1.93"));
         assert!(is_rule("---------------------------------------------------------------------------------------4、总结"));
-        assert!(!is_rule("--- storage02.(none) (Lid 5) ibping statistics ---"));
+        assert!(!is_rule(
+            "--- storage02.(none) (Lid 5) ibping statistics ---"
+        ));
     }
 }

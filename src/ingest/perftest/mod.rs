@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 
 /// Does this block look like perftest output (used when no command names the tool)?
 pub fn detect(text: &[String]) -> bool {
-    text.iter().any(|l| lines::title(l).is_some() || lines::header(l).is_some())
+    text.iter()
+        .any(|l| lines::title(l).is_some() || lines::header(l).is_some())
 }
 
 /// Test name from a banner title and connection type: `RDMA_Write BW` → `ib_write_bw`.
@@ -32,7 +33,12 @@ fn test_name(title: &lines::Title, connection: Option<&str>) -> String {
 
 /// Recognises `ib_write_bw`, `write_bw`, `write-lat`, ... in a file name.
 fn test_from_file_name(source: &str) -> Option<String> {
-    let name = source.rsplit('/').next().unwrap_or(source).to_ascii_lowercase().replace('-', "_");
+    let name = source
+        .rsplit('/')
+        .next()
+        .unwrap_or(source)
+        .to_ascii_lowercase()
+        .replace('-', "_");
     for verb in ["send", "write", "read", "atomic"] {
         for kind in ["bw", "lat"] {
             if name.contains(&format!("{verb}_{kind}")) {
@@ -56,6 +62,8 @@ struct Draft {
     header_line: usize,
     table_open: bool,
     rows: Vec<Measurement>,
+    /// Rows that were reported as problems (wrong column count, ...).
+    bad_rows: usize,
     interrupted: bool,
     samples: usize,
     report_both: Option<&'static str>,
@@ -96,7 +104,11 @@ pub fn parse_block(
                 end: i + 1,
                 ..Draft::default()
             };
-            d.notes.extend(pending.drain(..).map(|(l, n)| format!("line {}: {}", l + 1, n)));
+            d.notes.extend(
+                pending
+                    .drain(..)
+                    .map(|(l, n)| format!("line {}: {}", l + 1, n)),
+            );
             *draft = Some(d);
         }
     };
@@ -117,7 +129,9 @@ pub fn parse_block(
             continue;
         }
         if lines::is_waiting(line) || lines::is_star_rule(line) {
-            if draft.as_ref().is_some_and(|d| d.title.is_some() || d.header.is_some()) {
+            // A new waiting box after a finished table is the next run; the rdma_cm variant
+            // ("Waiting for client rdma_cm QP to connect") sits inside the banner of this one.
+            if draft.as_ref().is_some_and(|d| d.header.is_some()) {
                 out.extend(draft.take().map(|d| finish(d, source, all, problems)));
             }
             open(&mut draft, &mut pending, i);
@@ -130,7 +144,10 @@ pub fn parse_block(
             continue;
         }
         if let Some(t) = lines::title(line) {
-            if draft.as_ref().is_some_and(|d| d.title.is_some() || d.header.is_some()) {
+            if draft
+                .as_ref()
+                .is_some_and(|d| d.title.is_some() || d.header.is_some())
+            {
                 out.extend(draft.take().map(|d| finish(d, source, all, problems)));
             }
             open(&mut draft, &mut pending, i);
@@ -171,23 +188,43 @@ pub fn parse_block(
         }
         if let Some((side, rest)) = lines::address(line) {
             d.touch(i);
-            let n = if side == "local" { &mut d.local_qps } else { &mut d.remote_qps };
+            let n = if side == "local" {
+                &mut d.local_qps
+            } else {
+                &mut d.remote_qps
+            };
             *n += 1;
-            let key = if *n == 1 { format!("{side}_address") } else { format!("{side}_address_{n}") };
+            let key = if *n == 1 {
+                format!("{side}_address")
+            } else {
+                format!("{side}_address_{n}")
+            };
             d.facts.insert(key, rest);
             continue;
         }
         if let Some(g) = lines::gid(line) {
             d.touch(i);
-            let (side, n) = if d.remote_qps > 0 { ("remote", d.remote_qps) } else { ("local", d.local_qps) };
-            let key = if n <= 1 { format!("{side}_gid") } else { format!("{side}_gid_{n}") };
+            let (side, n) = if d.remote_qps > 0 {
+                ("remote", d.remote_qps)
+            } else {
+                ("local", d.local_qps)
+            };
+            let key = if n <= 1 {
+                format!("{side}_gid")
+            } else {
+                format!("{side}_gid_{n}")
+            };
             d.facts.insert(key, g);
             continue;
         }
         let t = line.trim();
         if t.starts_with("Local results:") || t.starts_with("Remote results:") {
             d.touch(i);
-            d.report_both = Some(if t.starts_with("Local") { "local" } else { "remote" });
+            d.report_both = Some(if t.starts_with("Local") {
+                "local"
+            } else {
+                "remote"
+            });
             continue;
         }
         if lines::is_sample_header(line) || lines::is_sample(line) {
@@ -229,7 +266,10 @@ pub fn parse_block(
                             None => d.rows.push(m),
                         }
                     }
-                    Err(why) => problem(problems, i, why),
+                    Err(why) => {
+                        d.bad_rows += 1;
+                        problem(problems, i, why);
+                    }
                 }
                 continue;
             }
@@ -239,7 +279,11 @@ pub fn parse_block(
                 continue;
             }
             d.touch(i);
-            problem(problems, i, format!("unrecognised line inside a perftest table: {t:?}"));
+            problem(
+                problems,
+                i,
+                format!("unrecognised line inside a perftest table: {t:?}"),
+            );
             continue;
         }
         if lines::is_error(line) {
@@ -268,7 +312,12 @@ pub fn parse_block(
 }
 
 /// Builds a measurement from a row, checking it against the header.
-fn measurement(cols: &[Column], row: &lines::Row<'_>, i: usize, raw: &str) -> Result<Measurement, String> {
+fn measurement(
+    cols: &[Column],
+    row: &lines::Row<'_>,
+    i: usize,
+    raw: &str,
+) -> Result<Measurement, String> {
     if row.values.len() != cols.len() {
         return Err(format!(
             "perftest row has {} values but its header has {} columns: {:?}",
@@ -287,7 +336,8 @@ fn measurement(cols: &[Column], row: &lines::Row<'_>, i: usize, raw: &str) -> Re
         let f = text.parse::<f64>().ok().filter(|v| v.is_finite());
         let int = || text.parse::<u64>().ok();
         let bw = |u: &str| -> Result<Option<f64>, String> {
-            let unit = BwUnit::from_perftest_label(u).ok_or_else(|| format!("unknown perftest bandwidth unit {u:?}"))?;
+            let unit = BwUnit::from_perftest_label(u)
+                .ok_or_else(|| format!("unknown perftest bandwidth unit {u:?}"))?;
             Ok(f.map(|v| unit.to_gbps(v)))
         };
         match col {
@@ -319,19 +369,28 @@ fn measurement(cols: &[Column], row: &lines::Row<'_>, i: usize, raw: &str) -> Re
         }
     }
     if m.msg_size_bytes.is_none() || m.iterations.is_none() {
-        return Err(format!("perftest row does not start with two integers: {:?}", raw.trim()));
+        return Err(format!(
+            "perftest row does not start with two integers: {:?}",
+            raw.trim()
+        ));
     }
     m.raw_unit = unit;
     Ok(m)
 }
 
 fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -> RunDraft {
+    let keep = d.meaningful();
     let mut notes = d.notes;
     if d.samples > 0 {
-        notes.push(format!("{} raw latency samples (-H/-U) not stored", d.samples));
+        notes.push(format!(
+            "{} raw latency samples (-H/-U) not stored",
+            d.samples
+        ));
     }
     if d.peak_not_measured {
-        notes.push("BW peak printed as 0.00 (not measured: server side, -N or -D); stored as null".into());
+        notes.push(
+            "BW peak printed as 0.00 (not measured: server side, -N or -D); stored as null".into(),
+        );
     }
     let status = if !d.rows.is_empty() {
         RunStatus::Ok
@@ -340,22 +399,32 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
     } else if d.interrupted {
         RunStatus::Interrupted
     } else if d.header.is_some() {
-        problems.push(Problem::new(
-            source,
-            d.header_line as u32 + 1,
-            "perftest table header without any rows (output cut off?)".into(),
-        ));
+        if d.bad_rows == 0 {
+            problems.push(Problem::new(
+                source,
+                d.header_line as u32 + 1,
+                "perftest table header without any rows (output cut off?)".into(),
+            ));
+        }
         RunStatus::Interrupted
     } else {
         RunStatus::NoResults
     };
-    if d.table_open && !d.rows.is_empty() && d.end < all.len() && !lines::is_rule(&all[d.end.min(all.len() - 1)]) {
+    if d.table_open
+        && !d.rows.is_empty()
+        && d.end < all.len()
+        && !lines::is_rule(&all[d.end.min(all.len() - 1)])
+    {
         notes.push("table not closed by a rule line (copy cut short?)".into());
     }
     let connection = d.facts.get("connection_type").map(String::as_str);
     let test = d.title.as_ref().map(|t| test_name(t, connection));
     let kind_from_header = d.header.as_ref().map(|h| {
-        if h.iter().any(|c| matches!(c, Column::BwAvg(_))) { "bw" } else { "lat" }
+        if h.iter().any(|c| matches!(c, Column::BwAvg(_))) {
+            "bw"
+        } else {
+            "lat"
+        }
     });
     let role = if d.waiting {
         Role::Server
@@ -369,7 +438,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
         Role::Unknown
     };
     RunDraft {
-        keep: d.meaningful(),
+        keep,
         start: d.start,
         end: d.end.max(d.start + 1),
         tool: "perftest".into(),
@@ -388,12 +457,18 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
 /// Applies what the command line says to a perftest run: without the waiting box, a peer
 /// address means client and none means server; `-d` names the device when the banner has none.
 pub fn apply_command(run: &mut crate::model::Run) {
-    let Some(cmd) = run.command.as_ref() else { return };
+    let Some(cmd) = run.command.as_ref() else {
+        return;
+    };
     if super::command::tool_family(&cmd.program) != Some("perftest") {
         return;
     }
     if !run.facts.contains_key("waiting_for_client") {
-        run.role = if cmd.peer.is_some() { Role::Client } else { Role::Server };
+        run.role = if cmd.peer.is_some() {
+            Role::Client
+        } else {
+            Role::Server
+        };
     }
     if run.device.is_none() {
         run.device = cmd.flags.get("ib-dev").cloned();
