@@ -9,7 +9,6 @@ pub mod text;
 pub mod transcript;
 
 use crate::model::{Measurement, Role, Run, RunStatus};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -34,6 +33,45 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}: {}", self.source, self.line, self.message)
+    }
+}
+
+/// A stable 128-bit content hash (two FNV-1a 64 lanes with different offsets) used as the run
+/// id. It must never change between versions, since stored runs are deduplicated by it; a
+/// cryptographic hash is not needed (ids are keys, not signatures) and cost 15 % of import time.
+pub struct ContentHash {
+    a: u64,
+    b: u64,
+}
+
+impl ContentHash {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    pub fn new() -> ContentHash {
+        ContentHash {
+            a: 0xcbf2_9ce4_8422_2325,
+            b: 0x6c62_272e_07bb_0142,
+        }
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.a = (self.a ^ u64::from(byte)).wrapping_mul(Self::PRIME);
+            self.b = (self.b ^ u64::from(byte))
+                .wrapping_mul(Self::PRIME)
+                .rotate_left(5);
+        }
+    }
+
+    /// 32 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:016x}{:016x}", self.a, self.b)
+    }
+}
+
+impl Default for ContentHash {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -101,7 +139,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     if perftest::json::detect(&lines) {
         match perftest::json::parse(source, &lines) {
             Ok(draft) => {
-                let run = finish_run(source, &lines, None, None, draft);
+                let run = finish_run(source, &lines, None, None, None, draft);
                 result.runs.push(run);
             }
             Err(p) => {
@@ -160,12 +198,14 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
             }
             continue;
         }
+        let prompt_line = block.command.as_ref().map(|_| block.start);
         for draft in drafts {
             let run = finish_run(
                 source,
                 &lines,
                 block.host.clone(),
                 block.command.clone(),
+                prompt_line,
                 draft,
             );
             result.runs.push(run);
@@ -180,9 +220,10 @@ fn finish_run(
     lines: &[String],
     host: Option<String>,
     command: Option<crate::model::CommandLine>,
+    prompt_line: Option<usize>,
     draft: RunDraft,
 ) -> Run {
-    let mut hasher = Sha256::new();
+    let mut hasher = ContentHash::new();
     if let Some(c) = &command {
         hasher.update(c.raw.as_bytes());
         hasher.update(b"\n");
@@ -191,12 +232,7 @@ fn finish_run(
         hasher.update(l.as_bytes());
         hasher.update(b"\n");
     }
-    let run_id = hasher
-        .finalize()
-        .iter()
-        .take(10)
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>();
+    let run_id = hasher.hex();
     let command_test = command
         .as_ref()
         .filter(|c| command::tool_family(&c.program) == Some(draft.tool.as_str()))
@@ -209,16 +245,8 @@ fn finish_run(
     let mtu = facts
         .get("mtu")
         .and_then(|m| m.trim_end_matches("[B]").trim().parse::<u32>().ok());
-    let line = match &command {
-        Some(_) => {
-            lines[..draft.start]
-                .iter()
-                .rposition(|l| transcript::prompt(l).is_some())
-                .map_or(draft.start, |p| p) as u32
-                + 1
-        }
-        None => draft.start as u32 + 1,
-    };
+    // A run typed at a prompt starts at its prompt line.
+    let line = prompt_line.unwrap_or(draft.start) as u32 + 1;
     let mut run = Run {
         run_id,
         source: source.to_string(),

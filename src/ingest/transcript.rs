@@ -44,10 +44,12 @@ pub struct Prompt {
 
 /// Recognises a prompt line.
 pub fn prompt(line: &str) -> Option<Prompt> {
-    if line.len() > 4096 {
+    // Fast path: nearly every line of a log is output, and a prompt always holds '#' or '$'.
+    if line.len() > 4096 || !line.bytes().any(|b| b == b'#' || b == b'$') {
         return None;
     }
-    if let Some(c) = USER_HOST_PROMPT.captures(line) {
+    if line.contains('@') && USER_HOST_PROMPT.is_match(line) {
+        let c = USER_HOST_PROMPT.captures(line)?;
         return Some(Prompt {
             host: Some(c["host"].to_string()),
             command: command::parse(&c["cmd"]),

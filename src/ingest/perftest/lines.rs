@@ -53,6 +53,9 @@ static TITLE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Reads the banner title line.
 pub fn title(line: &str) -> Option<Title> {
+    if !line.contains("Test") {
+        return None;
+    }
     let c = TITLE.captures(line)?;
     let verb = match &c[1] {
         "Send" | "Send_imm" => "send",
@@ -105,36 +108,70 @@ const BANNER_KEYS: &[&str] = &[
     "NUMA node",
 ];
 
-static BANNER_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    let alts = BANNER_KEYS
-        .iter()
-        .map(|k| regex::escape(k).replace("\\ ", r"\s+").replace(' ', r"\s+"))
-        .collect::<Vec<_>>()
-        .join("|");
-    Regex::new(&format!(r"(?:^|\s)({alts})\s*:")).expect("banner key regex")
-});
+/// Keys that perftest prints in the second column of a two-column banner line.
+const SECOND_COLUMN_KEYS: &[&str] = &[
+    "Device",
+    "Transport type",
+    "Using SRQ",
+    "Lock-free",
+    "Using DDP",
+    "Using Enhanced Reorder",
+    "TOS",
+];
+
+/// Collapses every run of whitespace (spaces, TABs) to one space: copies from web pages do
+/// this to perftest's padding anyway, so the banner is matched in that form.
+fn squash(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for w in line.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// If `text` starts with `key` followed by optional space and a colon, returns the rest after
+/// the colon.
+fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let rest = text.strip_prefix(key)?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    rest.strip_prefix(':')
+}
 
 /// Reads a banner line into (key, value) pairs: `Dual-port : OFF Device : mrdma0` gives two.
 /// Keys are returned in snake case (`dual_port`, `data_ex_method`).
 pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
-    let first = BANNER_KEY.captures(line)?;
-    // The line must start with a key, not merely contain one.
-    if !line[..first.get(1)?.start()].trim().is_empty() {
+    if !line.as_bytes().contains(&b':') {
         return None;
     }
-    let matches: Vec<_> = BANNER_KEY.captures_iter(line).collect();
-    let mut out = Vec::new();
-    for (i, m) in matches.iter().enumerate() {
-        let key_m = m.get(1)?;
-        let value_start = m.get(0)?.end();
-        let value_end = matches
-            .get(i + 1)
-            .and_then(|n| n.get(0))
-            .map_or(line.len(), |n| n.start());
-        let value = line[value_start..value_end].trim().to_string();
-        out.push((snake_key(key_m.as_str()), value));
+    let text = squash(line);
+    let (key, mut rest) = BANNER_KEYS
+        .iter()
+        .find_map(|k| Some((*k, after_key(&text, k)?)))?;
+    let mut out = Vec::with_capacity(2);
+    let mut key = key;
+    loop {
+        // The value ends where a second-column key starts (" Device :", " TOS :").
+        let next = rest.match_indices(' ').find_map(|(i, _)| {
+            let tail = &rest[i + 1..];
+            SECOND_COLUMN_KEYS
+                .iter()
+                .find_map(|k| Some((i, *k, after_key(tail, k)?)))
+        });
+        match next {
+            Some((i, next_key, next_rest)) => {
+                out.push((snake_key(key), rest[..i].trim().to_string()));
+                key = next_key;
+                rest = next_rest;
+            }
+            None => {
+                out.push((snake_key(key), rest.trim().to_string()));
+                return Some(out);
+            }
+        }
     }
-    Some(out)
 }
 
 /// `Data ex. method` → `data_ex_method`, `ibv_wr* API` → `ibv_wr_api`.
@@ -253,13 +290,15 @@ pub fn header(line: &str) -> Option<Vec<Column>> {
 
 /// A number as perftest prints it: `2`, `0.061539`, `11403.46`, `1e+06`, `-nan`, `inf`.
 fn number(input: &str) -> IResult<&str, &str> {
-    let special: IResult<&str, &str> = recognize(preceded(
-        opt(char('-')),
-        alt((tag_no_case("nan"), tag_no_case("inf"))),
-    ))
-    .parse(input);
-    if special.is_ok() {
-        return special;
+    if input
+        .trim_start_matches('-')
+        .starts_with(['n', 'N', 'i', 'I'])
+    {
+        return recognize(preceded(
+            opt(char('-')),
+            alt((tag_no_case("nan"), tag_no_case("inf"))),
+        ))
+        .parse(input);
     }
     // Scanned by hand: `recognize` over optional parts misreports the slice at end of input.
     let b = input.as_bytes();

@@ -118,6 +118,28 @@ pub fn parse_block(
         if line.trim().is_empty() {
             continue;
         }
+        // Fast path for the most common line: a data row of an open table.
+        if let Some(d) = draft
+            .as_mut()
+            .filter(|d| d.table_open && d.report_both.is_none())
+        {
+            if line.trim_start().starts_with(|c: char| c.is_ascii_digit())
+                && !lines::is_sample(line)
+            {
+                if let Some(row) = lines::row(line) {
+                    d.touch(i);
+                    let cols = d.header.as_ref().expect("open table has a header");
+                    match measurement(cols, &row, i, line) {
+                        Ok(m) => push_row(d, m, &row, i),
+                        Err(why) => {
+                            d.bad_rows += 1;
+                            problem(problems, i, why);
+                        }
+                    }
+                    continue;
+                }
+            }
+        }
         if lines::is_rule(line) {
             if let Some(d) = draft.as_mut() {
                 d.touch(i);
@@ -179,13 +201,6 @@ pub fn parse_block(
             }
             continue;
         };
-        if let Some(pairs) = lines::banner_pairs(line) {
-            d.touch(i);
-            for (k, v) in pairs {
-                d.facts.insert(k, v);
-            }
-            continue;
-        }
         if let Some((side, rest)) = lines::address(line) {
             d.touch(i);
             let n = if side == "local" {
@@ -215,6 +230,13 @@ pub fn parse_block(
                 format!("{side}_gid_{n}")
             };
             d.facts.insert(key, g);
+            continue;
+        }
+        if let Some(pairs) = lines::banner_pairs(line) {
+            d.touch(i);
+            for (k, v) in pairs {
+                d.facts.insert(k, v);
+            }
             continue;
         }
         let t = line.trim();
@@ -247,25 +269,12 @@ pub fn parse_block(
                 d.touch(i);
                 let cols = d.header.as_ref().expect("open table has a header");
                 match measurement(cols, &row, i, line) {
-                    Ok(mut m) => {
-                        if !row.trailing.is_empty() {
-                            d.notes.push(format!(
-                                "line {}: text glued after the row ignored: {:?}",
-                                i + 1,
-                                row.trailing
-                            ));
+                    Ok(m) => match d.report_both {
+                        Some(side) => {
+                            d.facts.insert(format!("{side}_result"), t.to_string());
                         }
-                        if m.bw_peak_gbps == Some(0.0) && m.bw_avg_gbps.is_some_and(|v| v > 0.0) {
-                            m.bw_peak_gbps = None;
-                            d.peak_not_measured = true;
-                        }
-                        match d.report_both {
-                            Some(side) => {
-                                d.facts.insert(format!("{side}_result"), t.to_string());
-                            }
-                            None => d.rows.push(m),
-                        }
-                    }
+                        None => push_row(d, m, &row, i),
+                    },
                     Err(why) => {
                         d.bad_rows += 1;
                         problem(problems, i, why);
@@ -309,6 +318,22 @@ pub fn parse_block(
     }
     out.retain(|r| r.keep);
     out
+}
+
+/// Adds a parsed row to the run, noting glued text and unmeasured peaks.
+fn push_row(d: &mut Draft, mut m: Measurement, row: &lines::Row<'_>, i: usize) {
+    if !row.trailing.is_empty() {
+        d.notes.push(format!(
+            "line {}: text glued after the row ignored: {:?}",
+            i + 1,
+            row.trailing
+        ));
+    }
+    if m.bw_peak_gbps == Some(0.0) && m.bw_avg_gbps.is_some_and(|v| v > 0.0) {
+        m.bw_peak_gbps = None;
+        d.peak_not_measured = true;
+    }
+    d.rows.push(m);
 }
 
 /// Builds a measurement from a row, checking it against the header.
