@@ -44,6 +44,21 @@ pub struct ExportRow {
     pub command: Option<String>,
     pub tps: Option<f64>,
     pub cpu_util_pct: Option<f64>,
+    pub interval_start_s: Option<f64>,
+    pub interval_end_s: Option<f64>,
+    pub stream: Option<String>,
+    pub row_kind: Option<String>,
+    pub transfer_bytes: Option<f64>,
+    pub retransmits: Option<u64>,
+    pub cwnd_bytes: Option<f64>,
+    pub rtt_us: Option<f64>,
+    pub jitter_ms: Option<f64>,
+    pub lost: Option<u64>,
+    pub total: Option<u64>,
+    pub loss_pct: Option<f64>,
+    pub cpu_local_pct: Option<f64>,
+    pub cpu_remote_pct: Option<f64>,
+    pub extra: BTreeMap<String, String>,
 }
 
 impl ExportRow {
@@ -81,6 +96,21 @@ impl ExportRow {
             command: r.command.as_ref().map(|c| c.raw.clone()),
             tps: m.tps,
             cpu_util_pct: m.cpu_util_pct,
+            interval_start_s: m.interval_start_s,
+            interval_end_s: m.interval_end_s,
+            stream: m.stream.clone(),
+            row_kind: m.row_kind.clone(),
+            transfer_bytes: m.transfer_bytes,
+            retransmits: m.retransmits,
+            cwnd_bytes: m.cwnd_bytes,
+            rtt_us: m.rtt_us,
+            jitter_ms: m.jitter_ms,
+            lost: m.lost,
+            total: m.total,
+            loss_pct: m.loss_pct,
+            cpu_local_pct: m.cpu_local_pct,
+            cpu_remote_pct: m.cpu_remote_pct,
+            extra: m.extra.clone(),
         }
     }
 }
@@ -240,6 +270,33 @@ pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
         Column::new("command".into(), s(&|r| r.command.clone())),
         fl("tps", &|r| r.tps),
         fl("cpu_util_pct", &|r| r.cpu_util_pct),
+        fl("interval_start_s", &|r| r.interval_start_s),
+        fl("interval_end_s", &|r| r.interval_end_s),
+        Column::new("stream".into(), s(&|r| r.stream.clone())),
+        Column::new("row_kind".into(), s(&|r| r.row_kind.clone())),
+        fl("transfer_bytes", &|r| r.transfer_bytes),
+        Column::new(
+            "retransmits".into(),
+            rows.iter().map(|r| r.retransmits).collect::<Vec<_>>(),
+        ),
+        fl("cwnd_bytes", &|r| r.cwnd_bytes),
+        fl("rtt_us", &|r| r.rtt_us),
+        fl("jitter_ms", &|r| r.jitter_ms),
+        Column::new(
+            "lost".into(),
+            rows.iter().map(|r| r.lost).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "total".into(),
+            rows.iter().map(|r| r.total).collect::<Vec<_>>(),
+        ),
+        fl("loss_pct", &|r| r.loss_pct),
+        fl("cpu_local_pct", &|r| r.cpu_local_pct),
+        fl("cpu_remote_pct", &|r| r.cpu_remote_pct),
+        Column::new(
+            "extra".into(),
+            s(&|r| Some(serde_json::to_string(&r.extra).expect("extra serializes"))),
+        ),
     ];
     Ok(DataFrame::new(rows.len(), columns)?)
 }

@@ -151,4 +151,28 @@ pub struct Measurement {
     pub msg_rate_port2_mpps: Option<f64>,
     /// Service level column of the perftest QoS table (`#sl`).
     pub sl: Option<u32>,
+    /// iperf interval start and end, seconds from the start of the test.
+    pub interval_start_s: Option<f64>,
+    pub interval_end_s: Option<f64>,
+    /// iperf stream id (`3`, `*1`, `SUM`, `SUM-2`), with the iperf3 `--bidir` role (`5 TX-C`).
+    pub stream: Option<String>,
+    /// What the row is: `interval`, `total` (iperf2 whole-test line), `sender` / `receiver`
+    /// (iperf3 summaries), `omitted` (iperf3 `-O`), `sample` (one ibping reply), `summary`.
+    pub row_kind: Option<String>,
+    /// Bytes moved in the interval (iperf `Transfer`, 1024-based units resolved).
+    pub transfer_bytes: Option<f64>,
+    pub retransmits: Option<u64>,
+    pub cwnd_bytes: Option<f64>,
+    pub rtt_us: Option<f64>,
+    /// UDP jitter in ms, lost and total datagrams (iperf), or lost / sent packets (ibping).
+    pub jitter_ms: Option<f64>,
+    pub lost: Option<u64>,
+    pub total: Option<u64>,
+    pub loss_pct: Option<f64>,
+    /// CPU use in percent on this host and on the peer (iperf3 JSON, qperf `-v`).
+    pub cpu_local_pct: Option<f64>,
+    pub cpu_remote_pct: Option<f64>,
+    /// Other values printed for this row without a canonical column (qperf verbose keys such as
+    /// `send_cost`, iperf enhanced columns), as `key → raw text`.
+    pub extra: BTreeMap<String, String>,
 }

@@ -59,7 +59,8 @@ fn import_export_round_trip_with_labels() {
             "nic=hns",
         ],
     ));
-    assert!(out.contains("17 run(s), 346 row(s)"), "{out}");
+    assert!(out.contains("stored 24 new run(s)"), "{out}");
+    assert_eq!(export_jsonl(&store, &["tool=perftest"]).len(), 346);
     ok(&linkperf(
         &store,
         &["import", SEED_003, "--label", "platform=s5000c-b850"],
@@ -88,12 +89,12 @@ fn import_export_round_trip_with_labels() {
     assert_eq!(big["line"], 781);
     assert!(big["raw_text"].as_str().unwrap().contains("97.56"));
 
-    let b850 = export_jsonl(&store, &["platform=s5000c-b850"]);
+    let b850 = export_jsonl(&store, &["platform=s5000c-b850", "tool=perftest"]);
     assert_eq!(b850.len(), 6 * 23);
 
     let ls = ok(&linkperf(
         &store,
-        &["ls", "--where", "platform=s5000c-b850"],
+        &["ls", "--where", "platform=s5000c-b850,tool=perftest"],
     ));
     assert_eq!(ls.lines().count(), 1 + 7, "{ls}");
     assert!(ls.contains("interrupted"), "{ls}");
@@ -106,7 +107,7 @@ fn import_export_round_trip_with_labels() {
             "--format",
             "csv",
             "--where",
-            "platform=s5000c-b850",
+            "platform=s5000c-b850,tool=perftest",
         ],
     ));
     assert_eq!(csv.lines().count(), 1 + 138);
@@ -118,7 +119,15 @@ fn import_export_round_trip_with_labels() {
     let pq = tmp.path().join("out.parquet");
     ok(&linkperf(
         &store,
-        &["export", "--format", "parquet", "-o", pq.to_str().unwrap()],
+        &[
+            "export",
+            "--format",
+            "parquet",
+            "--where",
+            "tool=perftest",
+            "-o",
+            pq.to_str().unwrap(),
+        ],
     ));
     use polars::prelude::SerReader;
     let df = polars::prelude::ParquetReader::new(std::fs::File::open(&pq).unwrap())
@@ -133,11 +142,14 @@ fn import_is_idempotent() {
     let store = tmp.path().join("store");
     ok(&linkperf(&store, &["import", SEED_000]));
     let again = ok(&linkperf(&store, &["import", SEED_000, "fixtures/seeds"]));
-    // 17 runs were stored before, and 000 is named twice in this import (file and directory).
-    assert!(again.contains("34 already in"), "{again}");
-    let all = export_jsonl(&store, &[]);
+    // 24 runs were stored before, and 000 is named twice in this import (file and directory).
+    assert!(again.contains("48 already in"), "{again}");
+    let all = export_jsonl(&store, &["tool=perftest"]);
     // Seeds 001, 002, 003 added their own rows; 000's rows are stored once.
-    let from_000 = all.iter().filter(|r| r["source"] == SEED_000).count();
+    let from_000 = all
+        .iter()
+        .filter(|r| r["source"] == SEED_000 && r["tool"] == "perftest")
+        .count();
     assert_eq!(from_000, 346);
 }
 
@@ -146,7 +158,7 @@ fn killed_import_leaves_store_readable() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     ok(&linkperf(&store, &["import", SEED_003]));
-    let before = export_jsonl(&store, &[]).len();
+    let before = export_jsonl(&store, &["tool=perftest"]).len();
     let crashed = Command::new(env!("CARGO_BIN_EXE_linkperf"))
         .current_dir(root())
         .env("LINKPERF_STORE", &store)
@@ -156,13 +168,13 @@ fn killed_import_leaves_store_readable() {
         .unwrap();
     assert!(!crashed.status.success());
     assert_eq!(
-        export_jsonl(&store, &[]).len(),
+        export_jsonl(&store, &["tool=perftest"]).len(),
         before,
         "no partial run is visible"
     );
     // The next import cleans up and stores the run completely.
     ok(&linkperf(&store, &["import", SEED_000]));
-    assert_eq!(export_jsonl(&store, &[]).len(), before + 346);
+    assert_eq!(export_jsonl(&store, &["tool=perftest"]).len(), before + 346);
     assert!(
         !store.join("tmp").exists() || std::fs::read_dir(store.join("tmp")).unwrap().count() == 0
     );
@@ -184,7 +196,7 @@ fn concurrent_imports_store_each_run_once() {
     let mut b = spawn(SEED_000);
     assert!(a.wait().unwrap().success());
     assert!(b.wait().unwrap().success());
-    assert_eq!(export_jsonl(&store, &[]).len(), 346 + 138);
+    assert_eq!(export_jsonl(&store, &["tool=perftest"]).len(), 346 + 138);
 }
 
 #[test]
@@ -201,13 +213,19 @@ fn gb18030_and_crlf_copies_import_like_the_originals() {
     ));
     let gbk = export_jsonl(
         &store,
-        &["source=fixtures/perftest/seed002-gb18030-encoded.txt"],
+        &[
+            "source=fixtures/perftest/seed002-gb18030-encoded.txt",
+            "tool=perftest",
+        ],
     );
     assert_eq!(gbk.len(), 1);
     assert_eq!(gbk[0]["lat_typical_us"], 1.79);
     let crlf = export_jsonl(
         &store,
-        &["source=fixtures/perftest/seed001-crlf-line-ends.txt"],
+        &[
+            "source=fixtures/perftest/seed001-crlf-line-ends.txt",
+            "tool=perftest",
+        ],
     );
     assert_eq!(crlf.len(), 6);
 }

@@ -222,6 +222,7 @@ fn summary(r: &FileResult) -> serde_json::Value {
         .map(|run| {
             serde_json::json!({
                 "line": run.line,
+                "tool": run.tool,
                 "test": run.test,
                 "role": run.role,
                 "status": run.status,
@@ -239,7 +240,6 @@ fn summary(r: &FileResult) -> serde_json::Value {
     serde_json::json!({
         "runs": runs,
         "problems": r.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        "unsupported": r.unsupported_blocks.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
     })
 }
 
@@ -264,7 +264,16 @@ fn snapshots_of_every_fixture() {
         }
     }
     let mut files = Vec::new();
-    for dir in ["fixtures/seeds", "fixtures/perftest", "fixtures/invalid"] {
+    for dir in [
+        "fixtures/seeds",
+        "fixtures/perftest",
+        "fixtures/iperf2",
+        "fixtures/iperf3",
+        "fixtures/qperf",
+        "fixtures/ibping",
+        "fixtures/devinfo",
+        "fixtures/invalid",
+    ] {
         walk(&root.join(dir), &mut files);
     }
     for f in files {

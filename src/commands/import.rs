@@ -70,8 +70,8 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
     };
     let mut pending = Vec::new();
     let mut problems: Vec<Problem> = Vec::new();
-    let mut unsupported: Vec<Problem> = Vec::new();
     let (mut unreadable, mut found, mut rows, mut bytes_read) = (0, 0, 0, 0);
+    let mut failed: Vec<String> = Vec::new();
     for f in &files {
         let source = f.display().to_string();
         let bytes = std::fs::read(f).with_context(|| format!("{source}: cannot read"))?;
@@ -84,9 +84,24 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
                 .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         found += runs.len();
+        for r in runs
+            .iter()
+            .filter(|r| r.status == crate::model::RunStatus::Failed)
+        {
+            let error = r
+                .error
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            failed.push(format!(
+                "{}:{}: {} {} failed: {error}",
+                r.source, r.line, r.tool, r.test
+            ));
+        }
         rows += runs.iter().map(|r| r.measurements.len()).sum::<usize>();
         problems.extend(result.problems);
-        unsupported.extend(result.unsupported_blocks);
         unreadable += result.unreadable_blocks;
         match tx.as_mut() {
             Some(tx) => tx.add(runs)?,
@@ -124,21 +139,18 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
             store.root().display()
         );
     }
+    if !failed.is_empty() {
+        println!("{} run(s) failed (stored with their error):", failed.len());
+        for f in &failed {
+            println!("  {f}");
+        }
+    }
     if unreadable > 0 || !problems.is_empty() {
         println!(
             "{unreadable} unreadable block(s); {} problem(s):",
             problems.len()
         );
         for p in &problems {
-            println!("  {p}");
-        }
-    }
-    if !unsupported.is_empty() {
-        println!(
-            "{} block(s) of tools not imported by this version:",
-            unsupported.len()
-        );
-        for p in &unsupported {
             println!("  {p}");
         }
     }

@@ -29,6 +29,19 @@ pub fn tool_family(program: &str) -> Option<&'static str> {
     })
 }
 
+/// True for `--version` / `--help` invocations, which print no results. The switches differ
+/// per tool: `-v` is iperf's version but qperf's verbose.
+pub fn asks_version_or_help(family: &str, c: &CommandLine) -> bool {
+    let has = |f: &str| c.flags.contains_key(f);
+    match family {
+        "perftest" => has("version") || has("help"),
+        "iperf2" | "iperf3" => has("-v") || has("--version") || has("-h") || has("--help"),
+        "qperf" => has("-V") || has("--version") || has("-h") || has("--help"),
+        "ibping" => has("-V") || has("--version") || has("-h") || has("--help"),
+        _ => false,
+    }
+}
+
 /// Splits a command line into words, honouring single and double quotes.
 fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -125,6 +138,16 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
     let args = ws.get(i + 1..).unwrap_or(&[]);
     let (flags, peer) = match tool_family(&program) {
         Some("perftest") => perftest_args(args),
+        Some("qperf") => qperf_args(args),
+        Some("iperf2" | "iperf3") => {
+            let (flags, _) = generic_args(args);
+            let peer = flags
+                .get("-c")
+                .or_else(|| flags.get("--client"))
+                .filter(|v| *v != "true")
+                .cloned();
+            (flags, peer)
+        }
         _ => generic_args(args),
     };
     Some(CommandLine {
@@ -325,6 +348,56 @@ fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) 
     (flags, peer)
 }
 
+/// qperf options that take a value (`qperf --help options`).
+const QPERF_VALUE: &[&str] = &[
+    "-ar", "-ca", "-cm", "-cp", "-e", "-f", "-fl", "-i", "-ip", "-lp", "-m", "-mt", "-n", "-o",
+    "-oo", "-r", "-sr", "-t", "-to", "-ts", "-ul", "-uu", "-ub", "-lp", "-rm", "-sm", "-sl",
+];
+
+/// qperf: `qperf [options] HOST test...`; the first bare word that is not a test is the host.
+/// Test names are kept, comma-separated, under `tests`.
+fn qperf_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
+    let mut flags = BTreeMap::new();
+    let mut peer = None;
+    let mut tests = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a.starts_with('-') {
+            // -ub/-uu are switches in qperf 0.4.11 despite their look; -oo takes a value.
+            let takes = QPERF_VALUE.contains(&a.as_str()) && !matches!(a.as_str(), "-ub" | "-uu");
+            let value = if takes && i < args.len() {
+                i += 1;
+                args[i - 1].clone()
+            } else {
+                "true".to_string()
+            };
+            flags.insert(a.clone(), value);
+        } else if is_qperf_test(a) {
+            tests.push(a.clone());
+        } else if peer.is_none() {
+            peer = Some(a.clone());
+        } else {
+            tests.push(a.clone());
+        }
+    }
+    if !tests.is_empty() {
+        flags.insert("tests".into(), tests.join(","));
+    }
+    (flags, peer)
+}
+
+/// qperf test names: `conf`, `quit`, and `<transport>_<op>` such as `tcp_bw`, `rc_rdma_read_lat`.
+pub fn is_qperf_test(word: &str) -> bool {
+    matches!(word, "conf" | "quit")
+        || [
+            "tcp_", "udp_", "sctp_", "sdp_", "rds_", "rc_", "uc_", "ud_", "xrc_", "ver_rc_",
+        ]
+        .iter()
+        .any(|p| word.starts_with(p) && word.len() > p.len())
+}
+
 /// Flags of tools without an option table here: each `-x value` pair is kept as written, a
 /// flag followed by another flag maps to `"true"`.
 fn generic_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
@@ -384,6 +457,19 @@ mod tests {
         assert_eq!(c.wrappers, vec!["taskset -c 16-23"]);
         assert_eq!(c.program, "iperf");
         assert_eq!(c.pipe.as_deref(), Some("grep SUM"));
+    }
+
+    #[test]
+    fn qperf_host_and_tests() {
+        let c = parse("qperf -v -i mlx4_0:2 172.16.50.11 conf").unwrap();
+        assert_eq!(c.peer.as_deref(), Some("172.16.50.11"));
+        assert_eq!(c.flags["-i"], "mlx4_0:2");
+        assert_eq!(c.flags["tests"], "conf");
+        let c = parse("qperf 172.16.50.11 -oo msg_size:1:64K:*2 -vu tcp_lat").unwrap();
+        assert_eq!(c.flags["-oo"], "msg_size:1:64K:*2");
+        assert_eq!(c.flags["tests"], "tcp_lat");
+        let c = parse("iperf3 -c 127.0.0.1 -p 5201 -t 2 -P 2").unwrap();
+        assert_eq!(c.peer.as_deref(), Some("127.0.0.1"));
     }
 
     #[test]

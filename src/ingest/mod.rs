@@ -4,7 +4,13 @@
 //! [`Problem`] with file and line.
 
 pub mod command;
+pub mod common;
+pub mod devinfo;
+pub mod ibping;
+pub mod iperf2;
+pub mod iperf3;
 pub mod perftest;
+pub mod qperf;
 pub mod text;
 pub mod transcript;
 
@@ -106,8 +112,6 @@ pub struct FileResult {
     pub problems: Vec<Problem>,
     /// Blocks of a known tool that produced no run (counted as unreadable in the summary).
     pub unreadable_blocks: usize,
-    /// Blocks of tools this version does not import yet.
-    pub unsupported_blocks: Vec<Problem>,
     pub encoding: Option<&'static str>,
 }
 
@@ -151,54 +155,62 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     }
 
     for block in transcript::split(&lines) {
-        let family = block
-            .command
-            .as_ref()
-            .and_then(|c| command::tool_family(&c.program));
+        let command = block.command.as_ref();
         let output = block.output_start..block.end;
-        let is_perftest = family == Some("perftest");
-        let drafts =
-            if is_perftest || (family.is_none() && perftest::detect(&lines[output.clone()])) {
-                perftest::parse_block(
-                    source,
-                    &lines,
-                    output.clone(),
-                    is_perftest,
-                    &mut result.problems,
-                )
-            } else {
-                Vec::new()
-            };
+        let text = &lines[output.clone()];
+        let has_output = text.iter().any(|l| !l.trim().is_empty());
+        let named = command.and_then(|c| command::tool_family(&c.program));
+        if let (Some(family), Some(c)) = (named, command) {
+            if command::asks_version_or_help(family, c) {
+                // `ib_write_bw --version`, `iperf -v`: no run, nothing lost.
+                continue;
+            }
+        }
+        // A block typed with an unknown command (`cat run.log`) or no prompt is read by content,
+        // by every parser that recognises something in it (a bare capture may mix tools).
+        let families = match named {
+            Some(f) => vec![f],
+            None => detect_families(text),
+        };
+        let mut drafts = Vec::new();
+        let problems_before = result.problems.len();
+        for family in families {
+            let problems = &mut result.problems;
+            drafts.extend(match family {
+                "perftest" => {
+                    perftest::parse_block(source, &lines, output.clone(), named.is_some(), problems)
+                }
+                "iperf2" => iperf2::parse_block(source, &lines, output.clone(), command, problems),
+                "iperf3" => iperf3::parse_block(source, &lines, output.clone(), command, problems),
+                "qperf" => qperf::parse_block(source, &lines, output.clone(), command, problems),
+                "ibping" => ibping::parse_block(source, &lines, output.clone(), command, problems),
+                "devinfo" => {
+                    devinfo::parse_block(source, &lines, output.clone(), command, problems)
+                }
+                _ => Vec::new(),
+            });
+        }
+        let drafts: Vec<RunDraft> = drafts.into_iter().filter(|d| d.keep).collect();
         if drafts.is_empty() {
-            if let Some(family) = family {
-                let cmd = block.command.as_ref().map(|c| c.raw.as_str()).unwrap_or("");
-                let has_output = lines[output.clone()].iter().any(|l| !l.trim().is_empty());
-                let asks_version = block.command.as_ref().is_some_and(|c| {
-                    c.flags.contains_key("version") || c.flags.contains_key("help")
-                });
-                if family == "perftest" && asks_version {
-                    // `ib_write_bw --version` / `--help`: no run, nothing lost.
-                } else if family == "perftest" {
+            if let (Some(family), Some(c)) = (named, command) {
+                if family != "devinfo" && result.problems.len() > problems_before {
+                    // The parser already said what was wrong with this block.
+                    result.unreadable_blocks += 1;
+                } else if family != "devinfo" {
                     let why = if has_output {
-                        format!("no perftest output recognised after `{cmd}`")
+                        format!("no {family} output recognised after `{}`", c.raw)
                     } else {
-                        format!("`{cmd}` has no output in this log")
+                        format!("`{}` has no output in this log", c.raw)
                     };
                     result
                         .problems
                         .push(Problem::new(source, block.start as u32 + 1, why));
                     result.unreadable_blocks += 1;
-                } else if has_output {
-                    result.unsupported_blocks.push(Problem::new(
-                        source,
-                        block.start as u32 + 1,
-                        format!("{family} output (`{cmd}`) is not imported by this version"),
-                    ));
                 }
             }
             continue;
         }
-        let prompt_line = block.command.as_ref().map(|_| block.start);
+        let prompt_line = command.map(|_| block.start);
         for draft in drafts {
             let run = finish_run(
                 source,
@@ -211,7 +223,75 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
             result.runs.push(run);
         }
     }
+    attach_device_facts(&mut result.runs);
+    attach_qperf_conf(&mut result.runs);
     result
+}
+
+/// qperf `conf` describes both hosts (node, CPU, OS, qperf version): copy it onto the qperf runs
+/// of the same file under `conf.` keys.
+fn attach_qperf_conf(runs: &mut [Run]) {
+    let conf: BTreeMap<String, String> = runs
+        .iter()
+        .filter(|r| r.tool == "qperf" && r.test == "conf")
+        .flat_map(|r| r.facts.clone())
+        .collect();
+    for run in runs
+        .iter_mut()
+        .filter(|r| r.tool == "qperf" && r.test != "conf")
+    {
+        for (k, v) in &conf {
+            run.facts
+                .entry(format!("conf.{k}"))
+                .or_insert_with(|| v.clone());
+        }
+    }
+}
+
+/// Which tools printed a block that no known command names, most specific first.
+fn detect_families(text: &[String]) -> Vec<&'static str> {
+    type Detector = fn(&[String]) -> bool;
+    let detectors: [(&str, Detector); 6] = [
+        ("perftest", perftest::detect),
+        ("iperf3", iperf3::detect),
+        ("iperf2", iperf2::detect),
+        ("qperf", qperf::detect),
+        ("ibping", ibping::detect),
+        ("devinfo", devinfo::detect),
+    ];
+    detectors
+        .iter()
+        .filter(|(_, d)| d(text))
+        .map(|(f, _)| *f)
+        .collect()
+}
+
+/// Copies device facts (`ibv_devinfo`, `ibstat`, `rdma link`) onto the benchmark runs of the
+/// same file and device, under `device.` keys; a fact already there wins (the first listing).
+fn attach_device_facts(runs: &mut [Run]) {
+    let devices: Vec<(Option<String>, String, BTreeMap<String, String>)> = runs
+        .iter()
+        .filter(|r| r.tool == "devinfo")
+        .filter_map(|r| Some((r.host.clone(), r.device.clone()?, r.facts.clone())))
+        .collect();
+    for run in runs.iter_mut().filter(|r| r.tool != "devinfo") {
+        let Some(device) = run.device.clone() else {
+            continue;
+        };
+        for (host, dev, facts) in &devices {
+            let same_host = host.is_none() || run.host.is_none() || host == &run.host;
+            if dev != &device || !same_host {
+                continue;
+            }
+            for (k, v) in facts {
+                if !matches!(k.as_str(), "device" | "mtu" | "link_type") {
+                    run.facts
+                        .entry(format!("device.{k}"))
+                        .or_insert_with(|| v.clone());
+                }
+            }
+        }
+    }
 }
 
 /// Gives a draft its identity (content hash), command, host and the columns derived from facts.
@@ -224,6 +304,11 @@ fn finish_run(
     draft: RunDraft,
 ) -> Run {
     let mut hasher = ContentHash::new();
+    // Two runs read from the same lines (qperf tests of one command) differ by test name.
+    if let Some(t) = draft.test.as_ref().or(draft.test_hint.as_ref()) {
+        hasher.update(t.as_bytes());
+        hasher.update(b"\n");
+    }
     if let Some(c) = &command {
         hasher.update(c.raw.as_bytes());
         hasher.update(b"\n");
@@ -233,9 +318,12 @@ fn finish_run(
         hasher.update(b"\n");
     }
     let run_id = hasher.hex();
+    // perftest programs are named after their test (`ib_write_bw`); other tools are not.
     let command_test = command
         .as_ref()
-        .filter(|c| command::tool_family(&c.program) == Some(draft.tool.as_str()))
+        .filter(|c| {
+            draft.tool == "perftest" && command::tool_family(&c.program) == Some("perftest")
+        })
         .map(|c| c.program.clone());
     let test = command_test
         .or(draft.test)

@@ -120,6 +120,51 @@ pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
             "sl".into(),
             points.iter().map(|(_, m)| m.sl).collect::<Vec<_>>(),
         ),
+        f("interval_start_s", &|m| m.interval_start_s),
+        f("interval_end_s", &|m| m.interval_end_s),
+        Column::new(
+            "stream".into(),
+            points
+                .iter()
+                .map(|(_, m)| m.stream.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "row_kind".into(),
+            points
+                .iter()
+                .map(|(_, m)| m.row_kind.clone())
+                .collect::<Vec<_>>(),
+        ),
+        f("transfer_bytes", &|m| m.transfer_bytes),
+        Column::new(
+            "retransmits".into(),
+            points
+                .iter()
+                .map(|(_, m)| m.retransmits)
+                .collect::<Vec<_>>(),
+        ),
+        f("cwnd_bytes", &|m| m.cwnd_bytes),
+        f("rtt_us", &|m| m.rtt_us),
+        f("jitter_ms", &|m| m.jitter_ms),
+        Column::new(
+            "lost".into(),
+            points.iter().map(|(_, m)| m.lost).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "total".into(),
+            points.iter().map(|(_, m)| m.total).collect::<Vec<_>>(),
+        ),
+        f("loss_pct", &|m| m.loss_pct),
+        f("cpu_local_pct", &|m| m.cpu_local_pct),
+        f("cpu_remote_pct", &|m| m.cpu_remote_pct),
+        Column::new(
+            "extra".into(),
+            points
+                .iter()
+                .map(|(_, m)| json(&m.extra))
+                .collect::<Vec<_>>(),
+        ),
     ];
     Ok(DataFrame::new(points.len(), columns)?)
 }
@@ -227,6 +272,12 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
     let mut size = u64s(df, "msg_size_bytes")?.into_iter();
     let mut iters = u64s(df, "iterations")?.into_iter();
     let mut sl = u32s(df, "sl")?.into_iter();
+    let mut stream = strs(df, "stream")?.into_iter();
+    let mut row_kind = strs(df, "row_kind")?.into_iter();
+    let mut retransmits = u64s(df, "retransmits")?.into_iter();
+    let mut lost = u64s(df, "lost")?.into_iter();
+    let mut total = u64s(df, "total")?.into_iter();
+    let mut extra = strs(df, "extra")?.into_iter();
     let names = [
         "bw_peak_gbps",
         "bw_avg_gbps",
@@ -244,6 +295,15 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
         "msg_rate_port1_mpps",
         "bw_port2_gbps",
         "msg_rate_port2_mpps",
+        "interval_start_s",
+        "interval_end_s",
+        "transfer_bytes",
+        "cwnd_bytes",
+        "rtt_us",
+        "jitter_ms",
+        "loss_pct",
+        "cpu_local_pct",
+        "cpu_remote_pct",
     ];
     let mut floats = names
         .iter()
@@ -276,8 +336,104 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
             bw_port2_gbps: next(),
             msg_rate_port2_mpps: next(),
             sl: sl.next().flatten(),
+            interval_start_s: next(),
+            interval_end_s: next(),
+            stream: stream.next().flatten(),
+            row_kind: row_kind.next().flatten(),
+            transfer_bytes: next(),
+            retransmits: retransmits.next().flatten(),
+            cwnd_bytes: next(),
+            rtt_us: next(),
+            jitter_ms: next(),
+            lost: lost.next().flatten(),
+            total: total.next().flatten(),
+            loss_pct: next(),
+            cpu_local_pct: next(),
+            cpu_remote_pct: next(),
+            extra: parse_json(extra.next().flatten())?,
         };
         out.push((run_id.next().flatten().unwrap_or_default(), m));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_every_field() {
+        let m = Measurement {
+            line: 7,
+            raw_text: "[SUM] 0.0-15.8 sec 180 GBytes 97.9 Gbits/sec".into(),
+            raw_unit: "Gbits/sec".into(),
+            msg_size_bytes: Some(2),
+            iterations: Some(1000),
+            bw_peak_gbps: Some(1.0),
+            bw_avg_gbps: Some(2.0),
+            msg_rate_mpps: Some(3.0),
+            lat_min_us: Some(4.0),
+            lat_max_us: Some(5.0),
+            lat_typical_us: Some(6.0),
+            lat_avg_us: Some(7.0),
+            lat_stdev_us: Some(8.0),
+            lat_p99_us: Some(9.0),
+            lat_p999_us: Some(10.0),
+            tps: Some(11.0),
+            cpu_util_pct: Some(12.0),
+            bw_port1_gbps: Some(13.0),
+            msg_rate_port1_mpps: Some(14.0),
+            bw_port2_gbps: Some(15.0),
+            msg_rate_port2_mpps: Some(16.0),
+            sl: Some(17),
+            interval_start_s: Some(18.0),
+            interval_end_s: Some(19.0),
+            stream: Some("SUM".into()),
+            row_kind: Some("total".into()),
+            transfer_bytes: Some(20.0),
+            retransmits: Some(21),
+            cwnd_bytes: Some(22.0),
+            rtt_us: Some(23.0),
+            jitter_ms: Some(24.0),
+            lost: Some(25),
+            total: Some(26),
+            loss_pct: Some(27.0),
+            cpu_local_pct: Some(28.0),
+            cpu_remote_pct: Some(29.0),
+            extra: [("send_cost".to_string(), "1.38 sec/GB".to_string())].into(),
+        };
+        let run = Run {
+            run_id: "abc".into(),
+            source: "x.txt".into(),
+            line: 3,
+            tool: "iperf2".into(),
+            test: "iperf2_tcp".into(),
+            role: Role::Server,
+            status: RunStatus::Ok,
+            host: Some("h".into()),
+            command: Some(CommandLine {
+                raw: "iperf -s".into(),
+                wrappers: vec!["taskset -c 1".into()],
+                program: "iperf".into(),
+                flags: [("-s".to_string(), "true".to_string())].into(),
+                peer: None,
+                pipe: Some("grep SUM".into()),
+            }),
+            device: Some("hns_1".into()),
+            mtu: Some(4096),
+            link_layer: Some("Ethernet".into()),
+            connection_type: Some("RC".into()),
+            qps: Some(2),
+            facts: [("k".to_string(), "v".to_string())].into(),
+            notes: vec!["n".into()],
+            error: Some("e".into()),
+            labels: [("platform".to_string(), "kp".to_string())].into(),
+            measurements: vec![m.clone()],
+        };
+        let runs = runs_from_frame(&runs_frame(std::slice::from_ref(&run), 0).unwrap()).unwrap();
+        let points = points_from_frame(&points_frame(std::slice::from_ref(&run)).unwrap()).unwrap();
+        let mut back = runs[0].clone();
+        back.measurements = points.into_iter().map(|(_, m)| m).collect();
+        assert_eq!(back, run);
+    }
 }

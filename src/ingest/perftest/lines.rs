@@ -119,19 +119,6 @@ const SECOND_COLUMN_KEYS: &[&str] = &[
     "TOS",
 ];
 
-/// Collapses every run of whitespace (spaces, TABs) to one space: copies from web pages do
-/// this to perftest's padding anyway, so the banner is matched in that form.
-fn squash(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    for w in line.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(w);
-    }
-    out
-}
-
 /// If `text` starts with `key` followed by optional space and a colon, returns the rest after
 /// the colon.
 fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
@@ -146,7 +133,8 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
     if !line.as_bytes().contains(&b':') {
         return None;
     }
-    let text = squash(line);
+    // Copies from web pages collapse perftest's padding and TABs anyway: match that form.
+    let text = crate::ingest::common::squash(line);
     let (key, mut rest) = BANNER_KEYS
         .iter()
         .find_map(|k| Some((*k, after_key(&text, k)?)))?;
@@ -301,35 +289,13 @@ fn number(input: &str) -> IResult<&str, &str> {
         .parse(input);
     }
     // Scanned by hand: `recognize` over optional parts misreports the slice at end of input.
-    let b = input.as_bytes();
-    let mut i = usize::from(b.first() == Some(&b'-'));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    if digits(&mut i) == 0 {
-        return Err(nom::Err::Error(nom::error::Error::new(
+    match crate::ingest::common::leading_number(input) {
+        Some((num, rest)) => Ok((rest, num)),
+        None => Err(nom::Err::Error(nom::error::Error::new(
             input,
             nom::error::ErrorKind::Digit,
-        )));
+        ))),
     }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        digits(&mut i);
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        let mut j = i + 1;
-        if matches!(b.get(j), Some(b'+' | b'-')) {
-            j += 1;
-        }
-        if digits(&mut j) > 0 {
-            i = j;
-        }
-    }
-    Ok((&input[i..], &input[..i]))
 }
 
 /// A data row: the numbers it starts with and any text glued after them.

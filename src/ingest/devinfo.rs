@@ -1,0 +1,266 @@
+//! Device facts: `ibv_devinfo` (with and without `-v`), `ibv_devices`, `ibstat` and `rdma link`.
+//! Each device becomes a run of tool `devinfo` without measurements whose facts are the device
+//! and port attributes (`fw_ver`, `vendor_id`, `port1.active_mtu`, `port1.link_layer`,
+//! `port1.rate_gbps`, `port1.netdev`, ...). `ingest` copies them onto the benchmark runs of the
+//! same transcript and device, so a report can say "hns_0, vendor 0x19e5, fw 0.277.001, active
+//! MTU 4096, Ethernet".
+
+use super::{Problem, RunDraft};
+use crate::model::{Role, RunStatus};
+use std::collections::BTreeMap;
+
+/// Does a block without a command look like device information?
+pub fn detect(lines: &[String]) -> bool {
+    lines.iter().any(|l| {
+        l.starts_with("hca_id:")
+            || l.starts_with("CA '")
+            || (l.starts_with("link ") && l.contains(" state "))
+            || (l.contains(": state ") && l.split(": ").next().is_some_and(|i| i.contains('/')))
+    })
+}
+
+/// (device, facts, first line) per device, in order of appearance.
+type Devices = Vec<(String, BTreeMap<String, String>, usize)>;
+
+fn entry<'a>(
+    devices: &'a mut Devices,
+    name: &str,
+    line: usize,
+) -> &'a mut BTreeMap<String, String> {
+    if let Some(pos) = devices.iter().position(|(d, _, _)| d == name) {
+        return &mut devices[pos].1;
+    }
+    devices.push((name.to_string(), BTreeMap::new(), line));
+    &mut devices.last_mut().expect("just pushed").1
+}
+
+fn key(k: &str) -> String {
+    super::perftest::lines::snake_key(k)
+}
+
+/// `ibv_devinfo`: `hca_id:`, device keys, `port: N` and the port's keys (TAB or space indented).
+fn ibv_devinfo(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+    let mut current: Option<String> = None;
+    let mut port: Option<String> = None;
+    for i in range {
+        let t = all[i].trim();
+        let Some((k, v)) = t.split_once(':') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k == "hca_id" {
+            current = Some(v.to_string());
+            port = None;
+            entry(devices, v, i);
+            continue;
+        }
+        let Some(dev) = current.clone() else { continue };
+        let facts = entry(devices, &dev, i);
+        if k == "port" {
+            port = Some(v.to_string());
+            continue;
+        }
+        if v.is_empty() {
+            continue;
+        }
+        let name = if let Some(gid) = k.strip_prefix("GID[").and_then(|g| g.strip_suffix(']')) {
+            format!("gid{}", gid.trim())
+        } else {
+            key(k)
+        };
+        match &port {
+            Some(p) => facts.insert(format!("port{p}.{name}"), v.to_string()),
+            None => facts.insert(name, v.to_string()),
+        };
+    }
+}
+
+/// `4X (2)` × `25.0 Gbps (32)` → 100 Gbit/s of signalling rate.
+fn rate_from_width_speed(width: &str, speed: &str) -> Option<f64> {
+    let lanes: f64 = width.split('X').next()?.trim().parse().ok()?;
+    let per_lane: f64 = speed.split_whitespace().next()?.parse().ok()?;
+    Some(lanes * per_lane)
+}
+
+/// `ibstat`: `CA 'name'` (or `CA: 'name'`), keys, `Port N:` and the port's keys.
+fn ibstat(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+    let mut current: Option<String> = None;
+    let mut port: Option<String> = None;
+    for i in range {
+        let t = all[i].trim();
+        if let Some(name) = t.strip_prefix("CA '").or_else(|| t.strip_prefix("CA: '")) {
+            let name = name.trim_end_matches('\'').to_string();
+            entry(devices, &name, i);
+            current = Some(name);
+            port = None;
+            continue;
+        }
+        let Some(dev) = current.clone() else { continue };
+        if let Some(p) = t.strip_prefix("Port ").and_then(|p| p.strip_suffix(':')) {
+            port = Some(p.to_string());
+            continue;
+        }
+        let Some((k, v)) = t.split_once(':') else {
+            continue;
+        };
+        let facts = entry(devices, &dev, i);
+        let name = key(k);
+        match &port {
+            Some(p) => facts.insert(format!("port{p}.{name}"), v.trim().to_string()),
+            None => facts.insert(name, v.trim().to_string()),
+        };
+    }
+}
+
+/// `ibv_devices`: a table of device name and node GUID.
+fn ibv_devices(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+    for i in range {
+        let words: Vec<&str> = all[i].split_whitespace().collect();
+        if let [name, guid] = words.as_slice() {
+            if *name == "device" || name.starts_with('-') {
+                continue;
+            }
+            if guid.len() == 16 && guid.bytes().all(|b| b.is_ascii_hexdigit()) {
+                entry(devices, name, i).insert("node_guid".into(), (*guid).to_string());
+            }
+        }
+    }
+}
+
+/// `rdma link`: `link hns_0/1 state ACTIVE physical_state LINK_UP netdev enp125s0f0 ` (or the
+/// pre-5.5 form `1/1: mlx5_0/1: state ...`), plus an optional `caps: <...>` line.
+fn rdma_link(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+    let mut last: Option<(String, String)> = None;
+    for i in range {
+        let t = all[i].trim();
+        if let Some(caps) = t.strip_prefix("caps:") {
+            if let Some((dev, port)) = &last {
+                entry(devices, dev, i).insert(format!("port{port}.caps"), caps.trim().to_string());
+            }
+            continue;
+        }
+        let rest = if let Some(r) = t.strip_prefix("link ") {
+            r
+        } else if let Some((_, r)) = t.split_once(": ").filter(|(idx, _)| idx.contains('/')) {
+            r
+        } else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let Some((dev, port)) = words
+            .next()
+            .and_then(|w| w.trim_end_matches(':').split_once('/'))
+        else {
+            continue;
+        };
+        let (dev, port) = (dev.to_string(), port.to_string());
+        let pairs: Vec<&str> = words.collect();
+        let facts = entry(devices, &dev, i);
+        for kv in pairs.chunks(2) {
+            if let [k, v] = kv {
+                facts.insert(format!("port{port}.{k}"), (*v).to_string());
+            }
+        }
+        last = Some((dev, port));
+    }
+}
+
+/// Parses one block of device information into one draft per device.
+pub fn parse_block(
+    source: &str,
+    all: &[String],
+    range: std::ops::Range<usize>,
+    command: Option<&crate::model::CommandLine>,
+    _problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let program = command.map(|c| c.program.as_str());
+    let text = &all[range.clone()];
+    let mut devices = Devices::new();
+    let test = match program {
+        Some("ibv_devinfo") => {
+            ibv_devinfo(all, range.clone(), &mut devices);
+            "ibv_devinfo"
+        }
+        Some("ibstat") => {
+            ibstat(all, range.clone(), &mut devices);
+            "ibstat"
+        }
+        Some("ibv_devices") => {
+            ibv_devices(all, range.clone(), &mut devices);
+            "ibv_devices"
+        }
+        Some("rdma") => {
+            rdma_link(all, range.clone(), &mut devices);
+            "rdma_link"
+        }
+        _ if text.iter().any(|l| l.starts_with("hca_id:")) => {
+            ibv_devinfo(all, range.clone(), &mut devices);
+            "ibv_devinfo"
+        }
+        _ if text.iter().any(|l| l.starts_with("CA '")) => {
+            ibstat(all, range.clone(), &mut devices);
+            "ibstat"
+        }
+        _ => {
+            rdma_link(all, range.clone(), &mut devices);
+            "rdma_link"
+        }
+    };
+    let _ = source;
+    devices
+        .into_iter()
+        .map(|(device, mut facts, first)| {
+            // Columns every run has: the device, and for port 1 its MTU and link layer.
+            facts.insert("device".into(), device);
+            if let Some(mtu) = facts
+                .get("port1.active_mtu")
+                .and_then(|m| m.split_whitespace().next())
+            {
+                facts.insert("mtu".into(), mtu.to_string());
+            }
+            if let Some(ll) = facts.get("port1.link_layer").cloned() {
+                facts.insert("link_type".into(), ll);
+            }
+            let ports: Vec<String> = facts
+                .keys()
+                .filter_map(|k| {
+                    k.strip_prefix("port")
+                        .and_then(|p| p.split_once('.'))
+                        .map(|(p, _)| p.to_string())
+                })
+                .collect();
+            for p in ports {
+                let width = facts.get(&format!("port{p}.active_width")).cloned();
+                let speed = facts.get(&format!("port{p}.active_speed")).cloned();
+                if let Some(rate) = width
+                    .zip(speed)
+                    .and_then(|(w, s)| rate_from_width_speed(&w, &s))
+                {
+                    facts.insert(format!("port{p}.rate_gbps"), format!("{rate}"));
+                }
+                if let Some(rate) = facts
+                    .get(&format!("port{p}.rate"))
+                    .and_then(|r| r.split_whitespace().next())
+                {
+                    let rate = rate.to_string();
+                    facts.insert(format!("port{p}.rate_gbps"), rate);
+                }
+            }
+            RunDraft {
+                keep: true,
+                start: first,
+                end: range.end,
+                tool: "devinfo".into(),
+                test: Some(test.into()),
+                test_hint: None,
+                kind_hint: None,
+                role: Role::Unknown,
+                status: RunStatus::Ok,
+                facts,
+                notes: Vec::new(),
+                error: None,
+                measurements: Vec::new(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,172 @@
+//! ibping output: `Pong from HOST (Lid N): time 0.019 ms` replies and the statistics block
+//! (`N packets transmitted, M received, P% packet loss, time T ms` and
+//! `rtt min/avg/max = a/b/c ms`). Times are ms.
+//!
+//! ibping in rdma-core 25 and later has a timer bug: times come out about 10x too small, or
+//! about 900 ms when a ping crosses a second boundary. The numbers are kept as printed and the
+//! run is marked suspect (`facts.suspect`) when they look like either symptom.
+
+use super::{Problem, RunDraft};
+use crate::model::{Measurement, Role, RunStatus};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+static PONG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^Pong from (?P<host>.+?) \((?P<addr>[^)]*)\): time (?P<ms>[\d.]+) ms")
+        .expect("pong regex")
+});
+static STATS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) received, (?P<loss>[\d.]+)% packet loss, time (?P<time>[\d.]+) ?ms")
+        .expect("stats regex")
+});
+static RTT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^rtt min/avg/max = (?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+) ms")
+        .expect("rtt regex")
+});
+
+/// Does a block without a command look like ibping output?
+pub fn detect(lines: &[String]) -> bool {
+    lines
+        .iter()
+        .any(|l| PONG.is_match(l.trim()) || l.contains("ibping statistics ---"))
+}
+
+/// A MAD round trip through the HCA and the remote agent takes tens of microseconds at least.
+const FASTEST_PLAUSIBLE_MS: f64 = 0.05;
+
+/// Parses one block of ibping output.
+pub fn parse_block(
+    source: &str,
+    all: &[String],
+    range: std::ops::Range<usize>,
+    command: Option<&crate::model::CommandLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let mut rows = Vec::new();
+    let mut summary = Measurement::default();
+    let mut has_summary = false;
+    let mut facts = BTreeMap::new();
+    let mut errors = Vec::new();
+    for i in range.clone() {
+        let t = all[i].trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(c) = PONG.captures(t) {
+            let ms: f64 = c["ms"].parse().unwrap_or(f64::NAN);
+            facts.insert(
+                "target".to_string(),
+                format!("{} ({})", &c["host"], &c["addr"]),
+            );
+            rows.push(Measurement {
+                line: i as u32 + 1,
+                raw_text: all[i].clone(),
+                raw_unit: "ms".into(),
+                row_kind: Some("sample".into()),
+                lat_avg_us: Some(ms * 1000.0),
+                ..Measurement::default()
+            });
+        } else if let Some(c) = STATS.captures(t) {
+            has_summary = true;
+            let tx: u64 = c["tx"].parse().unwrap_or(0);
+            let rx: u64 = c["rx"].parse().unwrap_or(0);
+            summary.line = i as u32 + 1;
+            summary.raw_text = t.to_string();
+            summary.total = Some(tx);
+            summary.lost = Some(tx.saturating_sub(rx));
+            summary.loss_pct = c["loss"].parse().ok();
+            summary
+                .extra
+                .insert("time".into(), format!("{} ms", &c["time"]));
+        } else if let Some(c) = RTT.captures(t) {
+            has_summary = true;
+            let us = |k: &str| c[k].parse::<f64>().ok().map(|v| v * 1000.0);
+            summary.lat_min_us = us("min");
+            summary.lat_avg_us = us("avg");
+            summary.lat_max_us = us("max");
+            summary.raw_text = format!("{} | {t}", summary.raw_text);
+            summary.raw_unit = "ms".into();
+        } else if t.starts_with("---") && t.ends_with("---") {
+            facts.insert(
+                "target".into(),
+                t.trim_matches(['-', ' '])
+                    .trim_end_matches(" ibping statistics")
+                    .to_string(),
+            );
+        } else if t.starts_with("ibwarn")
+            || t.starts_with("ibpanic")
+            || t.contains("failed")
+            || t.contains("can't")
+        {
+            errors.push(t.to_string());
+        } else if t.starts_with("Pong")
+            || t.starts_with("rtt ")
+            || t.contains("packets transmitted")
+        {
+            // Anything else is prose around the capture.
+            problems.push(Problem::new(
+                source,
+                i as u32 + 1,
+                format!("ibping line not understood: {t:?}"),
+            ));
+        }
+    }
+    if has_summary {
+        summary.row_kind = Some("summary".into());
+        rows.push(summary);
+    }
+    let times: Vec<f64> = rows
+        .iter()
+        .filter_map(|m| m.lat_avg_us.or(m.lat_max_us))
+        .collect();
+    let max_ms = rows
+        .iter()
+        .filter_map(|m| m.lat_max_us.or(m.lat_avg_us))
+        .fold(0.0f64, f64::max)
+        / 1000.0;
+    let avg_ms = rows
+        .iter()
+        .find(|m| m.row_kind.as_deref() == Some("summary"))
+        .and_then(|m| m.lat_avg_us)
+        .or_else(|| (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64))
+        .map(|us| us / 1000.0);
+    let mut notes = Vec::new();
+    if max_ms >= 900.0 && avg_ms.is_some_and(|a| a < 100.0) {
+        facts.insert(
+            "suspect".into(),
+            "timer bug: a reply that crossed a second reads ~900 ms (rdma-core >= 25)".into(),
+        );
+    } else if avg_ms.is_some_and(|a| a < FASTEST_PLAUSIBLE_MS) {
+        facts.insert(
+            "suspect".into(),
+            "round trips under 0.05 ms: rdma-core >= 25 timer bug reports times about 10x too small".into(),
+        );
+    }
+    if let Some(s) = facts.get("suspect") {
+        notes.push(format!("suspect numbers: {s}"));
+    }
+    let server = command.is_some_and(|c| c.flags.contains_key("-S"));
+    let status = if !rows.is_empty() {
+        RunStatus::Ok
+    } else if !errors.is_empty() {
+        RunStatus::Failed
+    } else {
+        RunStatus::NoResults
+    };
+    vec![RunDraft {
+        keep: true,
+        start: range.start,
+        end: range.end,
+        tool: "ibping".into(),
+        test: Some("ibping".into()),
+        test_hint: None,
+        kind_hint: None,
+        role: if server { Role::Server } else { Role::Client },
+        status,
+        facts,
+        notes,
+        error: (!errors.is_empty()).then(|| errors.join("\n")),
+        measurements: rows,
+    }]
+}

@@ -1,0 +1,510 @@
+//! iperf 2 (2.0.x to 2.2.x) client and server output: text reports with one or many streams
+//! (`[SUM]` lines, threads in any order), interval reports (`0.0- 1.0 sec` too), `^C` glued to a
+//! report, captures filtered through `| grep SUM`, enhanced (`-e`) TCP and UDP columns, UDP
+//! jitter/loss, reverse and full-duplex ids (`[ *1]`), every `-f` unit, and `-y C` CSV.
+//!
+//! A client block is one run. A server block holds one run per client session: a session
+//! starts with its `connected with` lines and ends with its `[SUM]` line (or when every
+//! stream it announced has reported its whole-test line).
+
+use super::common::leading_number;
+use super::{Problem, RunDraft};
+use crate::model::{Measurement, Role, RunStatus};
+use crate::units::{iperf_bytes, iperf_rate_gbps};
+use nom::bytes::complete::{tag, take_until};
+use nom::character::complete::{char, space0, space1};
+use nom::combinator::opt;
+use nom::sequence::delimited;
+use nom::{IResult, Parser};
+use regex::Regex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+/// Does a block without a command look like iperf 2 output?
+pub fn detect(lines: &[String]) -> bool {
+    lines.iter().any(|l| {
+        l.starts_with("Client connecting to ")
+            || l.starts_with("Server listening on ")
+            || (l.contains("[SUM]") && l.contains(" sec "))
+            || csv_fields(l).is_some()
+    })
+}
+
+/// One `[ ID] Interval Transfer Bandwidth ...` report line, before unit conversion.
+#[derive(Debug, PartialEq)]
+pub struct Report<'a> {
+    pub id: &'a str,
+    pub start: f64,
+    pub end: f64,
+    pub transfer: f64,
+    pub transfer_unit: &'a str,
+    pub rate: f64,
+    pub rate_unit: &'a str,
+    /// Columns after the rate (UDP jitter/loss, enhanced TCP/UDP statistics).
+    pub rest: &'a str,
+}
+
+fn num(input: &str) -> IResult<&str, f64> {
+    let (n, rest) = leading_number(input).ok_or_else(|| {
+        nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit))
+    })?;
+    let v = n.parse().map_err(|_| {
+        nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Float))
+    })?;
+    Ok((rest, v))
+}
+
+fn word(input: &str) -> IResult<&str, &str> {
+    nom::bytes::complete::take_while1(|c: char| !c.is_whitespace())(input)
+}
+
+/// Reads `[  4]  0.0-15.8 sec  45.0 GBytes  24.4 Gbits/sec` (optionally after `^C`).
+pub fn report(line: &str) -> Option<Report<'_>> {
+    let parsed: IResult<&str, _> = (
+        opt(tag("^C")),
+        space0,
+        delimited(char('['), take_until("]"), char(']')),
+        space0,
+        num,
+        char('-'),
+        space0,
+        num,
+        space1,
+        tag("sec"),
+        space1,
+        num,
+        space1,
+        word,
+        space1,
+        num,
+        space1,
+        word,
+    )
+        .parse(line);
+    let (
+        rest,
+        (_, _, id, _, start, _, _, end, _, _, _, transfer, _, transfer_unit, _, rate, _, rate_unit),
+    ) = parsed.ok()?;
+    // A copy may glue the next paragraph to the unit ("Gbits/sec3、RDMA性能测试").
+    let (rate_unit, rest) = match rate_unit.find("/sec") {
+        Some(i) if i + 4 < rate_unit.len() => (&rate_unit[..i + 4], &rate_unit[i + 4..]),
+        _ => (rate_unit, rest),
+    };
+    Some(Report {
+        id: id.trim(),
+        start,
+        end,
+        transfer,
+        transfer_unit,
+        rate,
+        rate_unit,
+        rest: rest.trim(),
+    })
+}
+
+/// The fields of a `-y C` CSV line (timestamp first), or `None`.
+fn csv_fields(line: &str) -> Option<Vec<&str>> {
+    let fields: Vec<&str> = line.trim().split(',').collect();
+    if fields.len() < 9 {
+        return None;
+    }
+    let ts = fields[0].rsplit(':').next()?;
+    let digits = ts.split('.').next()?;
+    (digits.len() == 14 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(fields)
+}
+
+static UDP_LOSS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$")
+        .expect("udp regex")
+});
+static UDP_LATENCY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?P<avg>[\d.]+)/(?P<min>[\d.]+)/(?P<max>[\d.]+)/(?P<stdev>[\d.]+)\s+ms")
+        .expect("latency regex")
+});
+static TCP_ENHANCED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<writes>\d+)/(?P<errs>\d+)\s+(?P<retry>\d+)\s+(?:(?P<inflight>\d+)/)?(?P<cwnd>\d+)K/(?P<rtt>\d+)(?:\((?P<var>\d+)\))?\s*us")
+        .expect("tcp enhanced regex")
+});
+
+/// Converts one report line into a measurement (row kind is decided later, per stream).
+fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, String> {
+    let transfer = iperf_bytes(r.transfer, r.transfer_unit)
+        .ok_or_else(|| format!("unknown iperf transfer unit {:?}", r.transfer_unit))?;
+    let gbps = iperf_rate_gbps(r.rate, r.rate_unit)
+        .ok_or_else(|| format!("unknown iperf rate unit {:?}", r.rate_unit))?;
+    let mut m = Measurement {
+        line: line as u32 + 1,
+        raw_text: raw.to_string(),
+        raw_unit: r.rate_unit.to_string(),
+        interval_start_s: Some(r.start),
+        interval_end_s: Some(r.end),
+        stream: Some(r.id.to_string()),
+        transfer_bytes: Some(transfer),
+        bw_avg_gbps: Some(gbps),
+        ..Measurement::default()
+    };
+    let mut rest = r.rest.to_string();
+    if let Some(c) = UDP_LOSS.captures(r.rest) {
+        m.jitter_ms = c["jitter"].parse().ok();
+        m.lost = c["lost"].parse().ok();
+        m.total = c["total"].parse().ok();
+        m.loss_pct = c["pct"].parse().ok();
+        rest = c["rest"].to_string();
+        if let Some(l) = UDP_LATENCY.captures(&rest) {
+            let us = |k: &str| l[k].parse::<f64>().ok().map(|v| v * 1000.0);
+            m.lat_avg_us = us("avg");
+            m.lat_min_us = us("min");
+            m.lat_max_us = us("max");
+            m.lat_stdev_us = us("stdev");
+        }
+    } else if let Some(c) = TCP_ENHANCED.captures(r.rest) {
+        m.retransmits = c["retry"].parse().ok();
+        m.cwnd_bytes = c["cwnd"].parse::<f64>().ok().map(|k| k * 1024.0);
+        m.rtt_us = c["rtt"].parse().ok();
+    }
+    if !rest.is_empty() {
+        m.extra.insert("columns".into(), rest);
+    }
+    Ok(m)
+}
+
+#[derive(Default)]
+struct Session {
+    start: usize,
+    end: usize,
+    rows: Vec<Measurement>,
+    announced: BTreeSet<String>,
+    reported: BTreeSet<String>,
+    peer: Option<String>,
+    done: bool,
+}
+
+/// Marks each stream's whole-test line as `total` and the others as `interval`.
+fn classify(rows: &mut [Measurement]) {
+    let mut best: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, m) in rows.iter().enumerate() {
+        let s = m.stream.clone().unwrap_or_default();
+        *count.entry(s.clone()).or_default() += 1;
+        if m.interval_start_s == Some(0.0) {
+            let end = m.interval_end_s.unwrap_or(0.0);
+            let e = best.entry(s).or_insert((end, i));
+            if end >= e.0 {
+                *e = (end, i);
+            }
+        }
+    }
+    let max_end: BTreeMap<String, f64> = rows.iter().fold(BTreeMap::new(), |mut acc, m| {
+        let e = acc
+            .entry(m.stream.clone().unwrap_or_default())
+            .or_insert(0.0f64);
+        *e = e.max(m.interval_end_s.unwrap_or(0.0));
+        acc
+    });
+    for (i, m) in rows.iter_mut().enumerate() {
+        let s = m.stream.clone().unwrap_or_default();
+        let is_total = best
+            .get(&s)
+            .is_some_and(|&(end, j)| j == i && (count[&s] == 1 || end >= max_end[&s]));
+        m.row_kind = Some(if is_total { "total" } else { "interval" }.into());
+    }
+}
+
+/// Parses one block of iperf 2 output.
+pub fn parse_block(
+    source: &str,
+    all: &[String],
+    range: std::ops::Range<usize>,
+    command: Option<&crate::model::CommandLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let flag = |f: &str| command.and_then(|c| c.flags.get(f));
+    let mut role = if flag("-s").is_some() || flag("--server").is_some() {
+        Role::Server
+    } else if flag("-c").is_some() || flag("--client").is_some() {
+        Role::Client
+    } else {
+        Role::Unknown
+    };
+    let mut udp = flag("-u").is_some() || flag("--udp").is_some();
+    let mut facts = BTreeMap::new();
+    let mut notes = Vec::new();
+    let mut errors = Vec::new();
+    let mut interrupted = false;
+    let mut sessions: Vec<Session> = vec![Session {
+        start: range.start,
+        ..Session::default()
+    }];
+    let mut csv_rows = 0;
+
+    for i in range.clone() {
+        let line = all[i].as_str();
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if t.starts_with("^C") {
+            interrupted = true;
+        }
+        if let Some(rest) = t.strip_prefix("Server listening on ") {
+            role = Role::Server;
+            udp |= rest.starts_with("UDP");
+            facts.insert("listening".into(), rest.to_string());
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("Client connecting to ") {
+            if role == Role::Unknown {
+                role = Role::Client;
+            }
+            udp |= rest.contains("UDP port");
+            facts.insert("connecting_to".into(), rest.to_string());
+            continue;
+        }
+        if let Some((k, v)) = t.split_once(':').filter(|(k, _)| {
+            matches!(
+                *k,
+                "TCP window size" | "UDP buffer size" | "Write buffer size" | "Read buffer size"
+            )
+        }) {
+            facts.insert(super::perftest::lines::snake_key(k), v.trim().to_string());
+            continue;
+        }
+        if let Some(r) = report(line) {
+            let session = sessions.last_mut().expect("one session");
+            session.end = i + 1;
+            match measurement(&r, i, line) {
+                Ok(m) => {
+                    if m.jitter_ms.is_some() {
+                        udp = true;
+                    }
+                    if r.id.starts_with("SUM") {
+                        session.done = role == Role::Server;
+                    } else {
+                        session.reported.insert(r.id.to_string());
+                    }
+                    session.rows.push(m);
+                }
+                Err(why) => problems.push(Problem::new(source, i as u32 + 1, why)),
+            }
+            continue;
+        }
+        if let Some(f) = csv_fields(t) {
+            let session = sessions.last_mut().expect("one session");
+            session.end = i + 1;
+            match csv_measurement(&f, i, line) {
+                Ok(m) => {
+                    udp |= m.jitter_ms.is_some();
+                    csv_rows += 1;
+                    session.rows.push(m);
+                }
+                Err(why) => problems.push(Problem::new(source, i as u32 + 1, why)),
+            }
+            continue;
+        }
+        if t.starts_with('[') && t.contains("] local ") && t.contains(" connected with ") {
+            let id = t[1..t.find(']').unwrap_or(1)].trim().to_string();
+            let peer = t
+                .split(" connected with ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next());
+            let session = sessions.last_mut().expect("one session");
+            // A new client on a server whose last session is complete starts a new run.
+            let complete = session.done
+                || (!session.announced.is_empty()
+                    && session.announced.is_subset(&session.reported));
+            if role == Role::Server && complete && !session.rows.is_empty() {
+                sessions.push(Session {
+                    start: i,
+                    ..Session::default()
+                });
+            }
+            let session = sessions.last_mut().expect("one session");
+            if session.rows.is_empty() && session.announced.is_empty() {
+                session.start = i;
+            }
+            session.end = i + 1;
+            session.announced.insert(id);
+            if session.peer.is_none() {
+                session.peer = peer.map(str::to_string);
+            }
+            continue;
+        }
+        if t.starts_with("[ ID]") || t.starts_with("----") || t.starts_with("[ CT]") {
+            continue;
+        }
+        if t.starts_with('[') && t.contains(" sec") {
+            // Shaped like a report but cut short or garbled (`[  1] 1.0000-2.0000 sec  693 MBytes  5.`).
+            problems.push(Problem::new(
+                source,
+                i as u32 + 1,
+                format!("incomplete iperf report line: {t:?}"),
+            ));
+            continue;
+        }
+        let lower = t.to_ascii_lowercase();
+        if lower.contains("failed")
+            || lower.contains("refused")
+            || lower.starts_with("error")
+            || lower.contains("no route to host")
+        {
+            errors.push((i, t.to_string()));
+            continue;
+        }
+        if t.contains("datagrams")
+            || t.contains("Server Report")
+            || t.starts_with("WARNING")
+            || t.starts_with("Sending ")
+            || t.starts_with("TOS set")
+        {
+            notes.push(format!("line {}: {t}", i + 1));
+        }
+    }
+
+    if csv_rows > 0 {
+        facts.insert("format".into(), "csv".into());
+    }
+    let test = if udp { "iperf2_udp" } else { "iperf2_tcp" };
+    let mut out = Vec::new();
+    let n_sessions = sessions.len();
+    for (k, mut s) in sessions.into_iter().enumerate() {
+        if s.rows.is_empty() && !(k == 0 && (!errors.is_empty() || n_sessions == 1)) {
+            continue;
+        }
+        classify(&mut s.rows);
+        let mut facts = facts.clone();
+        if let Some(p) = &s.peer {
+            facts.insert("peer".into(), p.clone());
+        }
+        facts.insert(
+            "streams".into(),
+            s.rows
+                .iter()
+                .filter_map(|m| m.stream.clone())
+                .filter(|s| !s.starts_with("SUM"))
+                .collect::<BTreeSet<_>>()
+                .len()
+                .to_string(),
+        );
+        let status = if !s.rows.is_empty() {
+            RunStatus::Ok
+        } else if !errors.is_empty() {
+            RunStatus::Failed
+        } else if interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::NoResults
+        };
+        let first_block = k == 0;
+        out.push(RunDraft {
+            keep: !s.rows.is_empty() || status == RunStatus::Failed || command.is_some(),
+            start: if first_block { range.start } else { s.start },
+            end: if k + 1 == n_sessions {
+                range.end
+            } else {
+                s.end.max(s.start + 1)
+            },
+            tool: "iperf2".into(),
+            test: Some(test.into()),
+            test_hint: None,
+            kind_hint: None,
+            role,
+            status,
+            facts,
+            notes: if first_block {
+                notes.clone()
+            } else {
+                Vec::new()
+            },
+            error: (first_block && !errors.is_empty()).then(|| {
+                errors
+                    .iter()
+                    .map(|(_, e)| e.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
+            measurements: s.rows,
+        });
+    }
+    out
+}
+
+/// One `-y C` line: `timestamp,local_ip,local_port,remote_ip,remote_port,id,start-end,bytes,bits/s`
+/// (UDP adds `jitter_ms,lost,total,loss%,out_of_order`). Bytes and bits/s are plain units.
+fn csv_measurement(f: &[&str], line: usize, raw: &str) -> Result<Measurement, String> {
+    let bad = |what: &str| format!("iperf CSV line: bad {what}: {:?}", raw.trim());
+    let (start, end) = f[6].split_once('-').ok_or_else(|| bad("interval"))?;
+    let start: f64 = start.trim().parse().map_err(|_| bad("interval"))?;
+    let end: f64 = end.trim().parse().map_err(|_| bad("interval"))?;
+    let bytes: f64 = f[7].parse().map_err(|_| bad("byte count"))?;
+    let bits: f64 = f[8].parse().map_err(|_| bad("rate"))?;
+    let id = f[5].trim();
+    // iperf 2.0 marks sums with a negative group id; 2.1+ with port 0.
+    let stream = if id.starts_with('-') || f[2] == "0" {
+        "SUM".to_string()
+    } else {
+        id.to_string()
+    };
+    let mut m = Measurement {
+        line: line as u32 + 1,
+        raw_text: raw.to_string(),
+        raw_unit: "bits/sec (CSV)".into(),
+        interval_start_s: Some(start),
+        interval_end_s: Some(end),
+        stream: Some(stream),
+        transfer_bytes: Some(bytes),
+        bw_avg_gbps: Some(bits / 1e9),
+        ..Measurement::default()
+    };
+    if f.len() >= 13 {
+        m.jitter_ms = f[9].parse().ok();
+        m.lost = f[10].parse().ok();
+        m.total = f[11].parse().ok();
+        m.loss_pct = f[12].parse().ok();
+    }
+    m.extra.insert("local".into(), format!("{}:{}", f[1], f[2]));
+    m.extra
+        .insert("remote".into(), format!("{}:{}", f[3], f[4]));
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_lines() {
+        let r = report("[SUM]  0.0-15.8 sec   180 GBytes  97.9 Gbits/sec").unwrap();
+        assert_eq!(
+            (r.id, r.start, r.end, r.transfer, r.transfer_unit),
+            ("SUM", 0.0, 15.8, 180.0, "GBytes")
+        );
+        let r = report("^C[  3]  0.0-15.8 sec  44.3 GBytes  24.0 Gbits/sec").unwrap();
+        assert_eq!(r.id, "3");
+        let r = report("[SUM] 0.0- 1.0 sec 11.2 GBytes 96.1 Gbits/sec").unwrap();
+        assert_eq!((r.start, r.end), (0.0, 1.0));
+        let r = report("[SUM] 0.0-60.0 sec 656 GBytes 93.9 Gbits/sec3、RDMA性能测试").unwrap();
+        assert_eq!(
+            (r.rate, r.rate_unit, r.rest),
+            (93.9, "Gbits/sec", "3、RDMA性能测试")
+        );
+        let r = report("[ *1] 0.0000-1.0002 sec  1.34 GBytes  11.5 Gbits/sec").unwrap();
+        assert_eq!(r.id, "*1");
+        assert!(report("[ ID] Interval       Transfer     Bandwidth").is_none());
+    }
+
+    #[test]
+    fn udp_and_enhanced_columns() {
+        let line = "[  1] 0.0000-2.0002 sec  25.0 MBytes   105 Mbits/sec   0.001 ms 0/17837 (0%)";
+        let m = measurement(&report(line).unwrap(), 0, line).unwrap();
+        assert_eq!(
+            (m.jitter_ms, m.lost, m.total, m.loss_pct),
+            (Some(0.001), Some(0), Some(17837), Some(0.0))
+        );
+        let line = "[  1] 0.0000-1.0000 sec   727 MBytes  6.10 Gbits/sec  5819/0          2     2302K/390(427) us  1955662";
+        let m = measurement(&report(line).unwrap(), 0, line).unwrap();
+        assert_eq!(
+            (m.retransmits, m.cwnd_bytes, m.rtt_us),
+            (Some(2), Some(2302.0 * 1024.0), Some(390.0))
+        );
+    }
+}

@@ -1,0 +1,413 @@
+//! iperf3 client and server output: text (interval lines, `sender`/`receiver` summaries,
+//! `Retr`/`Cwnd`, UDP jitter and lost/total, `--bidir` roles `[TX-C]`, `(omitted)` intervals,
+//! `--timestamps` prefixes, `iperf3: error - ...`) and `-J` JSON documents (including one that
+//! reports an error, and warning lines printed before the JSON).
+
+use super::common::leading_number;
+use super::{Problem, RunDraft};
+use crate::model::{Measurement, Role, RunStatus};
+use crate::units::{iperf_bytes, iperf_rate_gbps};
+use regex::Regex;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// Does a block without a command look like iperf3 output?
+pub fn detect(lines: &[String]) -> bool {
+    lines.iter().any(|l| {
+        let t = strip_timestamp(l).trim();
+        t.starts_with("Connecting to host ")
+            || t.starts_with("iperf3: error")
+            || t.starts_with("Accepted connection from ")
+            || t.contains("\"intervals\":")
+            || t == "iperf Done."
+    })
+}
+
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ")
+        .expect("timestamp regex")
+});
+
+/// Removes the `--timestamps` prefix (`Wed Dec  2 16:07:31 2026 `).
+fn strip_timestamp(line: &str) -> &str {
+    match TIMESTAMP.find(line) {
+        Some(m) => &line[m.end()..],
+        None => line,
+    }
+}
+
+static REPORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^\[\s*(?P<id>SUM|\d+)\](?:\[(?P<role>[A-Z]{2}-[CS])\])?\s+",
+        r"(?P<start>[\d.]+)-(?P<end>[\d.]+)\s+sec\s+",
+        r"(?P<transfer>[\d.]+)\s+(?P<tunit>\S+)\s+(?P<rate>[\d.]+)\s+(?P<runit>\S+/sec)\s*(?P<rest>.*)$"
+    ))
+    .expect("iperf3 report regex")
+});
+
+static UDP_SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>\d+)/(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$")
+        .expect("udp summary regex")
+});
+
+/// Reads one report line into a measurement.
+fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>> {
+    let c = REPORT.captures(line)?;
+    Some((|| {
+        let transfer: f64 = c["transfer"]
+            .parse()
+            .map_err(|_| "bad transfer".to_string())?;
+        let rate: f64 = c["rate"].parse().map_err(|_| "bad rate".to_string())?;
+        let mut m = Measurement {
+            line: i as u32 + 1,
+            raw_text: raw.to_string(),
+            raw_unit: c["runit"].to_string(),
+            interval_start_s: c["start"].parse().ok(),
+            interval_end_s: c["end"].parse().ok(),
+            stream: Some(match c.name("role") {
+                Some(r) => format!("{} {}", &c["id"], r.as_str()),
+                None => c["id"].to_string(),
+            }),
+            transfer_bytes: Some(
+                iperf_bytes(transfer, &c["tunit"])
+                    .ok_or_else(|| format!("unknown iperf3 unit {:?}", &c["tunit"]))?,
+            ),
+            bw_avg_gbps: Some(
+                iperf_rate_gbps(rate, &c["runit"])
+                    .ok_or_else(|| format!("unknown iperf3 unit {:?}", &c["runit"]))?,
+            ),
+            row_kind: Some("interval".into()),
+            ..Measurement::default()
+        };
+        let mut rest = c["rest"].trim().to_string();
+        for kind in ["sender", "receiver", "(omitted)"] {
+            if let Some(r) = rest.strip_suffix(kind) {
+                m.row_kind = Some(kind.trim_matches(['(', ')']).to_string());
+                rest = r.trim().to_string();
+            }
+        }
+        if let Some(u) = UDP_SUMMARY.captures(&rest) {
+            m.jitter_ms = u["jitter"].parse().ok();
+            m.lost = u["lost"].parse().ok();
+            m.total = u["total"].parse().ok();
+            m.loss_pct = u["pct"].parse().ok();
+        } else {
+            // TCP: `Retr  Cwnd` (`28    767 KBytes`); UDP intervals: total datagrams.
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            match words.as_slice() {
+                [retr, cwnd, unit] => {
+                    m.retransmits = retr.parse().ok();
+                    m.cwnd_bytes = cwnd.parse().ok().and_then(|v| iperf_bytes(v, unit));
+                }
+                [n] if leading_number(n).is_some_and(|(_, r)| r.is_empty()) => {
+                    if m.row_kind.as_deref() == Some("sender")
+                        || m.row_kind.as_deref() == Some("receiver")
+                    {
+                        m.retransmits = n.parse().ok();
+                    } else {
+                        // UDP interval lines carry the datagram count; TCP interval SUM lines the retransmits.
+                        m.total = n.parse().ok();
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(m)
+    })())
+}
+
+/// Parses one block of iperf3 output (text or JSON).
+pub fn parse_block(
+    source: &str,
+    all: &[String],
+    range: std::ops::Range<usize>,
+    command: Option<&crate::model::CommandLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    if let Some(json_start) = range.clone().find(|&i| all[i].trim() == "{") {
+        return parse_json(source, all, range, json_start, command, problems);
+    }
+    let flag = |f: &str| command.and_then(|c| c.flags.get(f));
+    let mut role = if flag("-s").is_some() {
+        Role::Server
+    } else if flag("-c").is_some() {
+        Role::Client
+    } else {
+        Role::Unknown
+    };
+    let mut udp = flag("-u").is_some();
+    let mut facts = BTreeMap::new();
+    let mut notes = Vec::new();
+    let mut errors = Vec::new();
+    let mut rows = Vec::new();
+    for i in range.clone() {
+        let t = strip_timestamp(&all[i]).trim();
+        if t.is_empty() || t.starts_with("- -") || t.starts_with("[ ID]") || t.starts_with("----") {
+            if t.contains("Datagrams") || t.contains("Jitter") {
+                udp = true;
+            }
+            continue;
+        }
+        if let Some(r) = report(t, i, &all[i]) {
+            match r {
+                Ok(m) => rows.push(m),
+                Err(why) => problems.push(Problem::new(source, i as u32 + 1, why)),
+            }
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("Connecting to host ") {
+            role = Role::Client;
+            facts.insert("connecting_to".into(), rest.to_string());
+        } else if let Some(rest) = t.strip_prefix("Server listening on ") {
+            role = Role::Server;
+            facts.insert("listening".into(), rest.to_string());
+        } else if let Some(rest) = t.strip_prefix("Accepted connection from ") {
+            facts.insert(
+                "peer".into(),
+                rest.split(',').next().unwrap_or(rest).to_string(),
+            );
+        } else if t.starts_with("Reverse mode") {
+            facts.insert("reverse".into(), "true".into());
+        } else if t.starts_with("iperf3: error") || t.starts_with("iperf3: ") && t.contains("error")
+        {
+            errors.push(t.to_string());
+        } else if t.starts_with("iperf Done.") || t.starts_with('[') && t.contains(" connected to ")
+        {
+        } else if t.starts_with("warning") || t.starts_with("Warning") || t.starts_with("iperf3: ")
+        {
+            notes.push(format!("line {}: {t}", i + 1));
+        }
+    }
+    if rows.iter().any(|m| m.jitter_ms.is_some()) {
+        udp = true;
+    }
+    let status = if !rows.is_empty() {
+        RunStatus::Ok
+    } else if !errors.is_empty() {
+        RunStatus::Failed
+    } else {
+        RunStatus::NoResults
+    };
+    vec![RunDraft {
+        keep: true,
+        start: range.start,
+        end: range.end,
+        tool: "iperf3".into(),
+        test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
+        test_hint: None,
+        kind_hint: None,
+        role,
+        status,
+        facts,
+        notes,
+        error: (!errors.is_empty()).then(|| errors.join("\n")),
+        measurements: rows,
+    }]
+}
+
+fn f(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64)
+}
+
+fn u(v: &Value, k: &str) -> Option<u64> {
+    v.get(k).and_then(Value::as_u64)
+}
+
+/// One interval or summary object (`{"start":..,"end":..,"bytes":..,"bits_per_second":..}`).
+fn json_point(v: &Value, stream: String, kind: &str, line: usize) -> Measurement {
+    let omitted = v.get("omitted").and_then(Value::as_bool) == Some(true);
+    Measurement {
+        line: line as u32 + 1,
+        raw_text: v.to_string(),
+        raw_unit: "bits_per_second (JSON)".into(),
+        interval_start_s: f(v, "start"),
+        interval_end_s: f(v, "end"),
+        stream: Some(stream),
+        row_kind: Some(if omitted { "omitted" } else { kind }.into()),
+        transfer_bytes: f(v, "bytes"),
+        bw_avg_gbps: f(v, "bits_per_second").map(|b| b / 1e9),
+        retransmits: u(v, "retransmits"),
+        cwnd_bytes: f(v, "snd_cwnd"),
+        rtt_us: f(v, "rtt"),
+        jitter_ms: f(v, "jitter_ms"),
+        lost: u(v, "lost_packets"),
+        total: u(v, "packets"),
+        loss_pct: f(v, "lost_percent"),
+        ..Measurement::default()
+    }
+}
+
+fn parse_json(
+    source: &str,
+    all: &[String],
+    range: std::ops::Range<usize>,
+    json_start: usize,
+    command: Option<&crate::model::CommandLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let notes: Vec<String> = (range.start..json_start)
+        .filter(|&i| !all[i].trim().is_empty())
+        .map(|i| format!("line {}: {}", i + 1, all[i].trim()))
+        .collect();
+    let text = all[json_start..range.end].join("\n");
+    let doc: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(Problem::new(
+                source,
+                (json_start + e.line()) as u32,
+                format!(
+                    "iperf3 JSON document starting at line {} is not valid JSON ({e}); truncated?",
+                    json_start + 1
+                ),
+            ));
+            return Vec::new();
+        }
+    };
+    let start = &doc["start"];
+    let test_start = &start["test_start"];
+    let udp = test_start["protocol"].as_str() == Some("UDP")
+        || command.is_some_and(|c| c.flags.contains_key("-u"));
+    let accepted = start.get("accepted_connection").is_some();
+    let server_flag = command.is_some_and(|c| c.flags.contains_key("-s"));
+    let role = if start.get("connecting_to").is_none() && (accepted || server_flag) {
+        Role::Server
+    } else {
+        Role::Client
+    };
+    let mut facts = BTreeMap::new();
+    for (k, v) in [
+        ("version", &start["version"]),
+        ("system_info", &start["system_info"]),
+        ("num_streams", &test_start["num_streams"]),
+        ("blksize", &test_start["blksize"]),
+        ("duration", &test_start["duration"]),
+        ("reverse", &test_start["reverse"]),
+        ("bidir", &test_start["bidir"]),
+        ("tcp_mss_default", &start["tcp_mss_default"]),
+    ] {
+        if !v.is_null() {
+            facts.insert(
+                k.to_string(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_string),
+            );
+        }
+    }
+    let mut rows = Vec::new();
+    let socket_name = |s: &Value| {
+        let id = s.get("socket").map_or_else(String::new, |v| v.to_string());
+        match s.get("sender").and_then(Value::as_bool) {
+            Some(true) if start["test_start"]["bidir"].as_u64() == Some(1) => format!("{id} TX"),
+            Some(false) if start["test_start"]["bidir"].as_u64() == Some(1) => format!("{id} RX"),
+            _ => id,
+        }
+    };
+    for interval in doc["intervals"].as_array().into_iter().flatten() {
+        for s in interval["streams"].as_array().into_iter().flatten() {
+            rows.push(json_point(s, socket_name(s), "interval", json_start));
+        }
+        for key in ["sum", "sum_bidir_reverse"] {
+            if let Some(sum) = interval.get(key) {
+                let name = if key == "sum" { "SUM" } else { "SUM RX" };
+                rows.push(json_point(sum, name.into(), "interval", json_start));
+            }
+        }
+    }
+    let end = &doc["end"];
+    for s in end["streams"].as_array().into_iter().flatten() {
+        for (key, kind) in [
+            ("sender", "sender"),
+            ("receiver", "receiver"),
+            ("udp", "receiver"),
+        ] {
+            if let Some(v) = s.get(key) {
+                rows.push(json_point(v, socket_name(v), kind, json_start));
+            }
+        }
+    }
+    for (key, kind) in [
+        ("sum_sent", "sender"),
+        ("sum_received", "receiver"),
+        ("sum", "receiver"),
+    ] {
+        if let Some(v) = end.get(key) {
+            rows.push(json_point(v, "SUM".into(), kind, json_start));
+        }
+    }
+    let cpu = &end["cpu_utilization_percent"];
+    for m in rows
+        .iter_mut()
+        .filter(|m| m.row_kind.as_deref() != Some("interval"))
+    {
+        m.cpu_local_pct = f(cpu, "host_total");
+        m.cpu_remote_pct = f(cpu, "remote_total");
+    }
+    let error = doc["error"].as_str().map(str::to_string);
+    let status = match (&error, rows.is_empty()) {
+        (_, false) => RunStatus::Ok,
+        (Some(_), true) => RunStatus::Failed,
+        (None, true) => RunStatus::NoResults,
+    };
+    vec![RunDraft {
+        keep: true,
+        start: range.start,
+        end: range.end,
+        tool: "iperf3".into(),
+        test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
+        test_hint: None,
+        kind_hint: None,
+        role,
+        status,
+        facts,
+        notes,
+        error,
+        measurements: rows,
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_reports() {
+        let line = "[  5]   0.00-1.01   sec   432 MBytes  3.59 Gbits/sec   28    767 KBytes       ";
+        let m = report(line.trim(), 0, line).unwrap().unwrap();
+        assert_eq!(
+            (m.retransmits, m.cwnd_bytes),
+            (Some(28), Some(767.0 * 1024.0))
+        );
+        assert_eq!(m.transfer_bytes, Some(432.0 * 1048576.0));
+        let line = "[SUM]   0.00-2.01   sec  1.72 GBytes  7.36 Gbits/sec                  receiver";
+        let m = report(line, 0, line).unwrap().unwrap();
+        assert_eq!(
+            (m.stream.as_deref(), m.row_kind.as_deref()),
+            (Some("SUM"), Some("receiver"))
+        );
+        let line =
+            "[  5][TX-C]   0.00-2.00   sec  1.04 GBytes  4.44 Gbits/sec    8             sender";
+        let m = report(line, 0, line).unwrap().unwrap();
+        assert_eq!(
+            (m.stream.as_deref(), m.retransmits),
+            (Some("5 TX-C"), Some(8))
+        );
+        let line =
+            "[  5]   0.00-2.00   sec  23.8 MBytes  99.8 Mbits/sec  0.005 ms  0/763 (0%)  receiver";
+        let m = report(line, 0, line).unwrap().unwrap();
+        assert_eq!(
+            (m.jitter_ms, m.lost, m.total),
+            (Some(0.005), Some(0), Some(763))
+        );
+        let line =
+            "[  5]   0.00-1.00   sec   721 MBytes  6.04 Gbits/sec                  (omitted)";
+        assert_eq!(
+            report(line, 0, line).unwrap().unwrap().row_kind.as_deref(),
+            Some("omitted")
+        );
+        assert_eq!(
+            strip_timestamp("Wed Dec  2 16:07:31 2026 [  5] x"),
+            "[  5] x"
+        );
+    }
+}
