@@ -233,6 +233,11 @@ fn loopback_iperf2_modes() {
         .iter()
         .find(|m| m.jitter_ms.is_some())
         .unwrap();
+    assert_eq!(server_report.row_kind.as_deref(), Some("server_report"));
+    assert_eq!(
+        kind(run, "1", "total")[0].raw_text,
+        "[  1] 0.0000-2.0002 sec  25.0 MBytes   105 Mbits/sec"
+    );
     assert_eq!(
         (server_report.lost, server_report.total),
         (Some(0), Some(17837))

@@ -183,7 +183,11 @@ struct Session {
 fn classify(rows: &mut [Measurement]) {
     let mut best: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, m) in rows.iter().enumerate() {
+    for (i, m) in rows
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.row_kind.is_none())
+    {
         let s = m.stream.clone().unwrap_or_default();
         *count.entry(s.clone()).or_default() += 1;
         if m.interval_start_s == Some(0.0) {
@@ -201,7 +205,11 @@ fn classify(rows: &mut [Measurement]) {
         *e = e.max(m.interval_end_s.unwrap_or(0.0));
         acc
     });
-    for (i, m) in rows.iter_mut().enumerate() {
+    for (i, m) in rows
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, m)| m.row_kind.is_none())
+    {
         let s = m.stream.clone().unwrap_or_default();
         let is_total = best
             .get(&s)
@@ -236,6 +244,7 @@ pub fn parse_block(
         ..Session::default()
     }];
     let mut csv_rows = 0;
+    let mut server_report_next = false;
 
     for i in range.clone() {
         let line = all[i].as_str();
@@ -273,7 +282,11 @@ pub fn parse_block(
             let session = sessions.last_mut().expect("one session");
             session.end = i + 1;
             match measurement(&r, i, line) {
-                Ok(m) => {
+                Ok(mut m) => {
+                    if std::mem::take(&mut server_report_next) {
+                        // The UDP client prints the server's view after `Server Report:`.
+                        m.row_kind = Some("server_report".into());
+                    }
                     if m.jitter_ms.is_some() {
                         udp = true;
                     }
@@ -349,6 +362,9 @@ pub fn parse_block(
         {
             errors.push((i, t.to_string()));
             continue;
+        }
+        if t.contains("Server Report") {
+            server_report_next = true;
         }
         if t.contains("datagrams")
             || t.contains("Server Report")
