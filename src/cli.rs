@@ -19,6 +19,9 @@ pub struct Cli {
         default_value = "linkperf-store"
     )]
     pub store: PathBuf,
+    /// Project file with labelling rules (default: ./linkperf.toml when it exists).
+    #[arg(long, global = true, env = "LINKPERF_CONFIG")]
+    pub config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -31,6 +34,8 @@ pub enum Command {
     Export(ExportArgs),
     /// List stored runs, one line each.
     Ls(LsArgs),
+    /// Compare groups (platforms, MTUs, label values) point by point against a baseline.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -72,4 +77,33 @@ pub struct ExportArgs {
 pub struct LsArgs {
     #[arg(long = "where", value_name = "KEY=VALUE")]
     pub filters: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Dimension to compare: platform, mtu, cpu, nic, driver, firmware, host, device, qps,
+    /// connection_type, role, or label:NAME.
+    #[arg(long, default_value = "platform")]
+    pub by: String,
+    /// Group the others are compared with (default: the first in sort order).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Metric to compare (default: bandwidth for bandwidth tests, typical latency for latency tests).
+    #[arg(long)]
+    pub metric: Option<String>,
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Relative difference that still counts as the same (0.01 = 1 %).
+    #[arg(long, default_value_t = 0.01)]
+    pub same_within: f64,
 }

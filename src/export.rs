@@ -2,6 +2,7 @@
 //! against (documented in README.md), plus the `--where` filter shared by the read verbs.
 
 use crate::model::{Measurement, Run};
+use crate::normalize::platform::{Platform, Resolved, PLATFORM_KEYS};
 use anyhow::{bail, Result};
 use polars::prelude::{Column, DataFrame};
 use serde::Serialize;
@@ -58,11 +59,15 @@ pub struct ExportRow {
     pub loss_pct: Option<f64>,
     pub cpu_local_pct: Option<f64>,
     pub cpu_remote_pct: Option<f64>,
+    /// The resolved platform name (see `normalize::platform`).
+    pub platform: String,
+    /// Every resolved platform value with where it came from (label, config, device facts, built-in).
+    pub resolved: BTreeMap<String, Resolved>,
     pub extra: BTreeMap<String, String>,
 }
 
 impl ExportRow {
-    fn new(r: &Run, m: &Measurement) -> ExportRow {
+    fn new(r: &Run, p: &Platform, m: &Measurement) -> ExportRow {
         ExportRow {
             run_id: r.run_id.clone(),
             source: r.source.clone(),
@@ -111,14 +116,19 @@ impl ExportRow {
             cpu_local_pct: m.cpu_local_pct,
             cpu_remote_pct: m.cpu_remote_pct,
             extra: m.extra.clone(),
+            platform: p
+                .get("platform")
+                .map(|r| r.value.clone())
+                .unwrap_or_default(),
+            resolved: p.clone(),
         }
     }
 }
 
 /// Flattens runs into export rows, in store order.
-pub fn rows(runs: &[Run]) -> Vec<ExportRow> {
+pub fn rows(runs: &[(Run, Platform)]) -> Vec<ExportRow> {
     runs.iter()
-        .flat_map(|r| r.measurements.iter().map(move |m| ExportRow::new(r, m)))
+        .flat_map(|(r, p)| r.measurements.iter().map(move |m| ExportRow::new(r, p, m)))
         .collect()
 }
 
@@ -147,7 +157,7 @@ pub struct Filter {
 impl Filter {
     /// Parses the `--where` arguments. Keys are checked against `runs` so a typo is an error
     /// that lists the valid choices rather than an empty result.
-    pub fn parse(args: &[String], runs: &[Run]) -> Result<Filter> {
+    pub fn parse(args: &[String], runs: &[(Run, Platform)]) -> Result<Filter> {
         let mut conditions = Vec::new();
         for arg in args {
             for part in arg.split(',').filter(|p| !p.trim().is_empty()) {
@@ -160,17 +170,20 @@ impl Filter {
                     .unwrap_or(k.trim())
                     .to_string();
                 let known = WHERE_KEYS.contains(&k.as_str())
-                    || runs.iter().any(|r| r.labels.contains_key(&k));
+                    || PLATFORM_KEYS.contains(&k.as_str())
+                    || runs.iter().any(|(_, p)| p.contains_key(&k));
                 if !known {
                     let mut labels: Vec<&str> = runs
                         .iter()
-                        .flat_map(|r| r.labels.keys().map(String::as_str))
+                        .flat_map(|(_, p)| p.keys().map(String::as_str))
+                        .filter(|k| !PLATFORM_KEYS.contains(k) && !WHERE_KEYS.contains(k))
                         .collect();
                     labels.sort();
                     labels.dedup();
                     bail!(
-                        "--where: unknown key {k:?}. Choose from: {}{}{}",
+                        "--where: unknown key {k:?}. Choose from: {}, {}{}{}",
                         WHERE_KEYS.join(", "),
+                        PLATFORM_KEYS.join(", "),
                         if labels.is_empty() { "" } else { "; labels: " },
                         labels.join(", ")
                     );
@@ -181,14 +194,14 @@ impl Filter {
         Ok(Filter { conditions })
     }
 
-    pub fn matches(&self, r: &Run) -> bool {
+    pub fn matches(&self, r: &Run, p: &Platform) -> bool {
         self.conditions
             .iter()
-            .all(|(k, v)| run_value(r, k).as_deref() == Some(v.as_str()))
+            .all(|(k, v)| run_value(r, p, k).as_deref() == Some(v.as_str()))
     }
 }
 
-fn run_value(r: &Run, key: &str) -> Option<String> {
+fn run_value(r: &Run, p: &Platform, key: &str) -> Option<String> {
     Some(match key {
         "run_id" => r.run_id.clone(),
         "source" => r.source.clone(),
@@ -202,7 +215,7 @@ fn run_value(r: &Run, key: &str) -> Option<String> {
         "link_layer" => r.link_layer.clone()?,
         "connection_type" => r.connection_type.clone()?,
         "qps" => r.qps?.to_string(),
-        label => r.labels.get(label)?.clone(),
+        other => p.get(other)?.value.clone(),
     })
 }
 
@@ -293,6 +306,11 @@ pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
         fl("loss_pct", &|r| r.loss_pct),
         fl("cpu_local_pct", &|r| r.cpu_local_pct),
         fl("cpu_remote_pct", &|r| r.cpu_remote_pct),
+        Column::new("platform".into(), s(&|r| Some(r.platform.clone()))),
+        Column::new(
+            "resolved".into(),
+            s(&|r| Some(serde_json::to_string(&r.resolved).expect("resolved serializes"))),
+        ),
         Column::new(
             "extra".into(),
             s(&|r| Some(serde_json::to_string(&r.extra).expect("extra serializes"))),

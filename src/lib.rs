@@ -7,9 +7,13 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compare;
+pub mod config;
 pub mod export;
+pub mod format;
 pub mod ingest;
 pub mod model;
+pub mod normalize;
 pub mod store;
 pub mod units;
 
@@ -38,9 +42,14 @@ impl From<ExitStatus> for ExitCode {
 
 /// Runs the parsed command line.
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
+    let config = match &cli.config {
+        Some(path) => config::Config::load(path, true)?,
+        None => config::Config::load(std::path::Path::new("linkperf.toml"), false)?,
+    };
     match cli.command {
         cli::Command::Import(args) => commands::import::run(&cli.store, &args),
-        cli::Command::Export(args) => commands::export::run(&cli.store, &args),
-        cli::Command::Ls(args) => commands::ls::run(&cli.store, &args),
+        cli::Command::Export(args) => commands::export::run(&cli.store, &config, &args),
+        cli::Command::Ls(args) => commands::ls::run(&cli.store, &config, &args),
+        cli::Command::Compare(args) => commands::compare::run(&cli.store, &config, &args),
     }
 }

@@ -1,19 +1,16 @@
 //! `linkperf export`: one row per measurement point in the public schema.
 
 use crate::cli::{ExportArgs, ExportFormat};
-use crate::export::{self, Filter};
-use crate::store::Store;
+use crate::config::Config;
+use crate::export;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use polars::prelude::{CsvWriter, ParquetWriter, SerWriter};
 use std::io::Write;
 use std::path::Path;
 
-pub fn run(store_dir: &Path, args: &ExportArgs) -> Result<ExitStatus> {
-    let store = Store::open(store_dir, false)?;
-    let runs = store.load()?;
-    let filter = Filter::parse(&args.filters, &runs)?;
-    let selected: Vec<_> = runs.into_iter().filter(|r| filter.matches(r)).collect();
+pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitStatus> {
+    let selected = super::selection::load(store_dir, config, &args.filters)?;
     let rows = export::rows(&selected);
     let bytes = match args.format {
         ExportFormat::Jsonl => export::to_jsonl(&rows).into_bytes(),

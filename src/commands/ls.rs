@@ -1,32 +1,25 @@
 //! `linkperf ls`: one line per stored run.
 
 use crate::cli::LsArgs;
-use crate::export::Filter;
-use crate::store::Store;
+use crate::config::Config;
 use crate::ExitStatus;
 use anyhow::Result;
 use std::io::Write;
 use std::path::Path;
 
-pub fn run(store_dir: &Path, args: &LsArgs) -> Result<ExitStatus> {
-    let store = Store::open(store_dir, false)?;
-    let runs = store.load()?;
-    let filter = Filter::parse(&args.filters, &runs)?;
+pub fn run(store_dir: &Path, config: &Config, args: &LsArgs) -> Result<ExitStatus> {
+    let runs = super::selection::load(store_dir, config, &args.filters)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:<8} {:<16} {:<7} {:<11} {:<10} {:>5} {:>5}  {:<40} labels",
+        "{:<8} {:<16} {:<7} {:<11} {:<10} {:>5} {:>5}  {:<40} platform (source)",
         "tool", "test", "role", "status", "device", "mtu", "rows", "source:line"
     )?;
     let mut n = 0;
-    for r in runs.iter().filter(|r| filter.matches(r)) {
+    for (r, p) in &runs {
         n += 1;
-        let labels = r
-            .labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",");
+        // The resolved platform, each value with its source: label, config, device facts, built-in.
+        let labels = crate::normalize::platform::describe(p);
         writeln!(
             out,
             "{:<8} {:<16} {:<7} {:<11} {:<10} {:>5} {:>5}  {:<40} {}",

@@ -1,5 +1,7 @@
 //! One module per CLI verb: each turns parsed arguments into calls on the library and prints.
 
+pub mod compare;
 pub mod export;
 pub mod import;
 pub mod ls;
+pub mod selection;

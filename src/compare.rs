@@ -1,0 +1,306 @@
+//! Comparison of groups (platforms, MTUs, label values) point by point: for every key the
+//! median of each group, its ratio to the baseline group and the difference, judged with the
+//! direction of the metric (bandwidth and message rate: higher is better; latency: lower).
+//! Points missing on one side are kept as `missing`. Pure functions over aggregates: no I/O.
+
+use crate::normalize::aggregate::Aggregate;
+use crate::normalize::points::{direction, Direction, PointKey};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How a group's value compares with the baseline's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Baseline,
+    Better,
+    Worse,
+    /// Within the `same_within` tolerance of the baseline.
+    Same,
+    /// This group has no value for the point.
+    Missing,
+    /// The baseline has no value for the point, so there is nothing to compare with.
+    NoBaseline,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Baseline => "baseline",
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "same",
+            Verdict::Missing => "missing",
+            Verdict::NoBaseline => "no baseline",
+        }
+    }
+}
+
+/// One group's value at one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub group: String,
+    pub stats: Option<Aggregate>,
+    /// value / baseline value.
+    pub ratio: Option<f64>,
+    /// value − baseline value, in the metric's unit.
+    pub diff: Option<f64>,
+    pub verdict: Verdict,
+    /// Share of the link speed (bandwidth metrics, when the speed is known).
+    pub line_rate_share: Option<f64>,
+}
+
+/// One point across all groups.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub key: PointKey,
+    pub direction: Direction,
+    pub cells: Vec<Cell>,
+}
+
+/// Something worth a reader's attention, with provenance.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub group: String,
+    pub key: PointKey,
+    pub message: String,
+    pub sources: Vec<String>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub by: String,
+    pub baseline: String,
+    /// Baseline first, then the other groups in sorted order.
+    pub groups: Vec<String>,
+    pub rows: Vec<Row>,
+    pub findings: Vec<Finding>,
+}
+
+/// Settings of a comparison.
+#[derive(Debug, Clone)]
+pub struct Options<'a> {
+    pub by: &'a str,
+    pub baseline: Option<&'a str>,
+    /// Relative change below which two values count as the same (0.01 = 1 %).
+    pub same_within: f64,
+    /// Bandwidth below this share of the link speed is a finding.
+    pub line_rate_floor: f64,
+}
+
+/// Numeric order when both groups are numbers (MTUs, speeds), text order otherwise.
+fn group_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.total_cmp(&y),
+        _ => a.cmp(b),
+    }
+}
+
+fn is_bandwidth(metric: &str) -> bool {
+    metric.starts_with("bw_")
+}
+
+/// Compares aggregates group against baseline.
+pub fn compare(aggs: &[Aggregate], opts: &Options<'_>) -> Result<Comparison> {
+    let all_groups: BTreeSet<&str> = aggs.iter().map(|a| a.group.as_str()).collect();
+    let baseline = match opts.baseline {
+        Some(b) if all_groups.contains(b) => b.to_string(),
+        Some(b) => bail!(
+            "--baseline {b:?} is not a {} in the selection. Choose from: {}",
+            opts.by,
+            all_groups.iter().copied().collect::<Vec<_>>().join(", ")
+        ),
+        None => match all_groups.iter().min_by(|a, b| group_order(a, b)) {
+            Some(g) => g.to_string(),
+            None => bail!("nothing to compare: the selection has no measurement points"),
+        },
+    };
+    let mut groups = vec![baseline.clone()];
+    groups.extend(
+        all_groups
+            .iter()
+            .filter(|g| **g != baseline)
+            .map(|g| g.to_string()),
+    );
+    // MTUs and speeds are numbers: 512 before 1024.
+    groups[1..].sort_by(|a, b| group_order(a, b));
+
+    let mut by_key: BTreeMap<&PointKey, BTreeMap<&str, &Aggregate>> = BTreeMap::new();
+    for a in aggs {
+        by_key
+            .entry(&a.key)
+            .or_default()
+            .insert(a.group.as_str(), a);
+    }
+    let mut rows = Vec::new();
+    let mut findings = Vec::new();
+    for (key, cells_by_group) in by_key {
+        let dir = direction(&key.metric)?;
+        let base = cells_by_group.get(baseline.as_str()).map(|a| a.median);
+        let mut cells = Vec::new();
+        for g in &groups {
+            let stats = cells_by_group.get(g.as_str()).map(|a| (*a).clone());
+            let value = stats.as_ref().map(|a| a.median);
+            let (ratio, diff) = match (value, base) {
+                (Some(v), Some(b)) if b != 0.0 => (Some(v / b), Some(v - b)),
+                (Some(v), Some(b)) => (None, Some(v - b)),
+                _ => (None, None),
+            };
+            let verdict = match (g == &baseline, value, base, ratio) {
+                (true, Some(_), _, _) => Verdict::Baseline,
+                (_, None, _, _) => Verdict::Missing,
+                (false, Some(_), None, _) => Verdict::NoBaseline,
+                (false, Some(_), Some(_), Some(r)) if (r - 1.0).abs() <= opts.same_within => {
+                    Verdict::Same
+                }
+                (false, Some(v), Some(b), _) => {
+                    let better = match dir {
+                        Direction::HigherIsBetter => v > b,
+                        Direction::LowerIsBetter => v < b,
+                    };
+                    if better {
+                        Verdict::Better
+                    } else {
+                        Verdict::Worse
+                    }
+                }
+            };
+            let line_rate_share = stats
+                .as_ref()
+                .filter(|_| is_bandwidth(&key.metric))
+                .and_then(|a| Some(a.median / a.link_speed_gbps.filter(|s| *s > 0.0)?));
+            if let (Some(share), Some(a)) = (line_rate_share, &stats) {
+                if share < opts.line_rate_floor {
+                    findings.push(Finding {
+                        group: g.clone(),
+                        key: key.clone(),
+                        message: format!(
+                            "{} {} B: {:.1} % of the {} Gbit/s link (below {:.0} %)",
+                            key.test,
+                            key.msg_size_bytes.map_or("-".into(), |s| s.to_string()),
+                            share * 100.0,
+                            a.link_speed_gbps.unwrap_or(0.0),
+                            opts.line_rate_floor * 100.0
+                        ),
+                        sources: a.sources.clone(),
+                    });
+                }
+            }
+            cells.push(Cell {
+                group: g.clone(),
+                stats,
+                ratio,
+                diff,
+                verdict,
+                line_rate_share,
+            });
+        }
+        rows.push(Row {
+            key: key.clone(),
+            direction: dir,
+            cells,
+        });
+    }
+    Ok(Comparison {
+        by: opts.by.to_string(),
+        baseline,
+        groups,
+        rows,
+        findings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agg(group: &str, metric: &str, size: u64, median: f64) -> Aggregate {
+        Aggregate {
+            group: group.into(),
+            key: PointKey {
+                tool: "perftest".into(),
+                test: "t".into(),
+                role: "client".into(),
+                connection_type: "RC".into(),
+                mtu: "4096".into(),
+                qps: "1".into(),
+                msg_size_bytes: Some(size),
+                metric: metric.into(),
+            },
+            n: 1,
+            median,
+            mean: median,
+            min: median,
+            max: median,
+            stddev: 0.0,
+            cv: 0.0,
+            link_speed_gbps: Some(10.0),
+            run_ids: vec![],
+            sources: vec![],
+            values: vec![median],
+        }
+    }
+
+    fn opts(baseline: Option<&str>) -> Options<'_> {
+        Options {
+            by: "platform",
+            baseline,
+            same_within: 0.01,
+            line_rate_floor: 0.9,
+        }
+    }
+
+    #[test]
+    fn direction_decides_better_and_worse() {
+        let aggs = vec![
+            agg("a", "lat_typical_us", 2, 1.97),
+            agg("b", "lat_typical_us", 2, 5.43),
+            agg("a", "bw_avg_gbps", 8, 9.0),
+            agg("b", "bw_avg_gbps", 8, 9.5),
+        ];
+        let c = compare(&aggs, &opts(Some("a"))).unwrap();
+        let lat = c
+            .rows
+            .iter()
+            .find(|r| r.key.metric == "lat_typical_us")
+            .unwrap();
+        assert_eq!(lat.cells[1].verdict, Verdict::Worse);
+        assert!((lat.cells[1].ratio.unwrap() - 5.43 / 1.97).abs() < 1e-12);
+        let bw = c
+            .rows
+            .iter()
+            .find(|r| r.key.metric == "bw_avg_gbps")
+            .unwrap();
+        assert_eq!(bw.cells[1].verdict, Verdict::Better);
+        assert_eq!(bw.cells[0].verdict, Verdict::Baseline);
+        // 9.0 of 10 Gbit/s is not below 90 %; 9.5 neither.
+        assert!(c.findings.is_empty());
+    }
+
+    #[test]
+    fn missing_points_are_kept_and_unknown_baseline_lists_groups() {
+        let aggs = vec![
+            agg("a", "bw_avg_gbps", 2, 1.0),
+            agg("b", "bw_avg_gbps", 4, 1.0),
+        ];
+        let c = compare(&aggs, &opts(None)).unwrap();
+        assert_eq!(c.rows.len(), 2);
+        assert_eq!(c.rows[0].cells[1].verdict, Verdict::Missing);
+        assert_eq!(c.rows[1].cells[1].verdict, Verdict::NoBaseline);
+        let e = compare(&aggs, &opts(Some("zz"))).unwrap_err().to_string();
+        assert!(e.contains("Choose from: a, b"), "{e}");
+    }
+
+    #[test]
+    fn line_rate_findings() {
+        let aggs = vec![agg("a", "bw_avg_gbps", 65536, 8.0)];
+        let c = compare(&aggs, &opts(None)).unwrap();
+        assert!((c.rows[0].cells[0].line_rate_share.unwrap() - 0.8).abs() < 1e-12);
+        assert_eq!(c.findings.len(), 1);
+        assert!(c.findings[0]
+            .message
+            .contains("80.0 % of the 10 Gbit/s link"));
+    }
+}

@@ -1,0 +1,133 @@
+//! `linkperf.toml`: the project file. Rules match runs by source path glob, host or device and
+//! set labels, so a lab says once that `logs/kp920/**` is "Kunpeng 920 + hns 100G" and `mrdma*`
+//! devices are "B850". Errors name the file and line; unknown fields are errors, not ignored.
+//!
+//! ```toml
+//! [[rule]]
+//! source = "logs/kp920/**"   # glob on the path given to `import`
+//! host = "node1-*"            # glob on the host from the shell prompt
+//! device = "mrdma*"           # glob on the RDMA device
+//! set = { platform = "s5000c-b850", nic = "B850", link_speed_gbps = "100" }
+//!
+//! [compare]
+//! line_rate_finding_below = 0.90   # flag points below this share of the link speed
+//! ```
+
+use anyhow::{anyhow, Context, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The parsed project file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<Rule>,
+    #[serde(default)]
+    pub compare: CompareConfig,
+    /// Where the file was read from (for messages); not a TOML field.
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
+}
+
+/// One labelling rule: every given matcher must match; then `set` applies.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub source: Option<String>,
+    pub host: Option<String>,
+    pub device: Option<String>,
+    pub set: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareConfig {
+    /// Points below this share of the known link speed are reported as findings.
+    #[serde(default = "default_line_rate_share")]
+    pub line_rate_finding_below: f64,
+}
+
+impl Default for CompareConfig {
+    fn default() -> Self {
+        CompareConfig {
+            line_rate_finding_below: default_line_rate_share(),
+        }
+    }
+}
+
+fn default_line_rate_share() -> f64 {
+    0.90
+}
+
+impl Config {
+    /// Reads `path`; with `required` false a missing file gives the empty configuration.
+    pub fn load(path: &Path, required: bool) -> Result<Config> {
+        if !path.exists() && !required {
+            return Ok(Config::default());
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut config = Config::parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+        config.path = Some(path.to_path_buf());
+        Ok(config)
+    }
+
+    /// Parses TOML text; the error starts with the 1-based line (`12: unknown field ...`).
+    pub fn parse(text: &str) -> std::result::Result<Config, String> {
+        toml::from_str::<Config>(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            });
+            format!("{line}: {}", e.message())
+        })
+    }
+}
+
+/// Shell-style glob: `*` matches within a path segment, `**` across segments, `?` one char.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    fn go(p: &[u8], t: &[u8]) -> bool {
+        match p.first() {
+            None => t.is_empty(),
+            Some(b'*') if p.get(1) == Some(&b'*') => {
+                let rest = p[2..].strip_prefix(b"/").unwrap_or(&p[2..]);
+                (0..=t.len()).any(|i| go(rest, &t[i..]))
+            }
+            Some(b'*') => (0..=t.len())
+                .take_while(|&i| i == 0 || t[i - 1] != b'/')
+                .any(|i| go(&p[1..], &t[i..])),
+            Some(b'?') => !t.is_empty() && t[0] != b'/' && go(&p[1..], &t[1..]),
+            Some(&c) => t.first() == Some(&c) && go(&p[1..], &t[1..]),
+        }
+    }
+    go(pattern.as_bytes(), text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("logs/kp920/**", "logs/kp920/a/b.txt"));
+        assert!(glob_match("mrdma*", "mrdma0"));
+        assert!(!glob_match("logs/*.txt", "logs/a/b.txt"));
+        assert!(glob_match("**/000_*.txt", "fixtures/seeds/000_8f7f.txt"));
+        assert!(glob_match("node?", "node1"));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = Config::parse("[[rule]]\ndevice = \"x\"\nset = { a = \"b\" }\ncolour = 1\n")
+            .unwrap_err();
+        assert!(e.starts_with("4: "), "{e}");
+        assert!(e.contains("unknown field"), "{e}");
+        let e = Config::parse("[[rule]\n").unwrap_err();
+        assert!(e.starts_with("1: "), "{e}");
+        let ok =
+            Config::parse("[[rule]]\ndevice = \"mrdma*\"\nset = { platform = \"s5000c-b850\" }\n")
+                .unwrap();
+        assert_eq!(ok.rules[0].set["platform"], "s5000c-b850");
+    }
+}

@@ -1,0 +1,193 @@
+//! Aggregation of repeated runs of the same point with polars: group by (group, key) and take
+//! n, median, mean, min, max and standard deviation of the value; the coefficient of variation
+//! is stddev / mean. The individual runs stay reachable through `run_ids` and `sources`.
+
+use super::points::{Point, PointKey};
+use anyhow::Result;
+use polars::prelude::{Column, DataFrame};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Statistics of one point in one group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Aggregate {
+    pub group: String,
+    pub key: PointKey,
+    pub n: usize,
+    pub median: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Sample standard deviation (n − 1); 0 for a single run.
+    pub stddev: f64,
+    /// stddev / mean; 0 for a single run.
+    pub cv: f64,
+    pub link_speed_gbps: Option<f64>,
+    pub run_ids: Vec<String>,
+    /// `source:line` of every value, for provenance.
+    pub sources: Vec<String>,
+    /// The individual values, in run order.
+    pub values: Vec<f64>,
+}
+
+const KEYS: &[&str] = &[
+    "group",
+    "tool",
+    "test",
+    "role",
+    "connection_type",
+    "mtu",
+    "qps",
+    "msg_size",
+    "metric",
+];
+
+fn key_strings(p: &Point) -> [String; 9] {
+    [
+        p.group.clone(),
+        p.key.tool.clone(),
+        p.key.test.clone(),
+        p.key.role.clone(),
+        p.key.connection_type.clone(),
+        p.key.mtu.clone(),
+        p.key.qps.clone(),
+        p.key
+            .msg_size_bytes
+            .map_or_else(|| "-".to_string(), |s| s.to_string()),
+        p.key.metric.clone(),
+    ]
+}
+
+fn column_f64(df: &DataFrame) -> Result<Vec<f64>> {
+    let c = df.columns().last().expect("aggregate has a value column");
+    let c = c.cast(&polars::prelude::DataType::Float64)?;
+    Ok(c.f64()?.iter().map(|v| v.unwrap_or(0.0)).collect())
+}
+
+/// Aggregates points per (group, key), sorted by key then group.
+#[allow(deprecated)] // polars' eager group-by aggregations: the lazy API is not compiled in.
+pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
+    if points.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<[String; 9]> = points.iter().map(key_strings).collect();
+    let mut columns: Vec<Column> = (0..KEYS.len())
+        .map(|i| {
+            Column::new(
+                KEYS[i].into(),
+                keys.iter().map(|k| k[i].as_str()).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    columns.push(Column::new(
+        "value".into(),
+        points.iter().map(|p| p.value).collect::<Vec<f64>>(),
+    ));
+    let df = DataFrame::new(points.len(), columns)?;
+    let gb = df.group_by(KEYS.iter().copied())?;
+    let stats = gb.clone().select(["value"]);
+    let median = stats.clone().median()?;
+    let mean = column_f64(&stats.clone().mean()?)?;
+    let min = column_f64(&stats.clone().min()?)?;
+    let max = column_f64(&stats.clone().max()?)?;
+    let std = column_f64(&stats.clone().std(1)?)?;
+    let count = column_f64(&stats.count()?)?;
+    let med = column_f64(&median)?;
+
+    // Members of each group, for provenance (polars gives the statistics, Rust the lists).
+    let mut members: BTreeMap<[String; 9], Vec<&Point>> = BTreeMap::new();
+    for (k, p) in keys.into_iter().zip(points) {
+        members.entry(k).or_default().push(p);
+    }
+    let key_cols: Vec<Vec<String>> = KEYS
+        .iter()
+        .map(|k| {
+            Ok(median
+                .column(k)?
+                .str()?
+                .iter()
+                .map(|v| v.unwrap_or_default().to_string())
+                .collect())
+        })
+        .collect::<Result<_>>()?;
+    let mut out = Vec::with_capacity(median.height());
+    for row in 0..median.height() {
+        let k: [String; 9] = std::array::from_fn(|i| key_cols[i][row].clone());
+        let group_points = members.get(&k).map(Vec::as_slice).unwrap_or(&[]);
+        let first = group_points.first().expect("every group has a member");
+        let n = count[row] as usize;
+        let stddev = if n > 1 { std[row] } else { 0.0 };
+        let run_ids: BTreeSet<String> = group_points.iter().map(|p| p.run_id.clone()).collect();
+        out.push(Aggregate {
+            group: k[0].clone(),
+            key: first.key.clone(),
+            n,
+            median: med[row],
+            mean: mean[row],
+            min: min[row],
+            max: max[row],
+            stddev,
+            cv: if n > 1 && mean[row] != 0.0 {
+                stddev / mean[row].abs()
+            } else {
+                0.0
+            },
+            link_speed_gbps: first.link_speed_gbps,
+            run_ids: run_ids.into_iter().collect(),
+            sources: group_points
+                .iter()
+                .map(|p| format!("{}:{}", p.source, p.line))
+                .collect(),
+            values: group_points.iter().map(|p| p.value).collect(),
+        });
+    }
+    out.sort_by(|a, b| (&a.key, &a.group).cmp(&(&b.key, &b.group)));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(group: &str, value: f64, run: &str) -> Point {
+        Point {
+            group: group.into(),
+            key: PointKey {
+                tool: "perftest".into(),
+                test: "ib_write_bw".into(),
+                role: "client".into(),
+                connection_type: "RC".into(),
+                mtu: "4096".into(),
+                qps: "1".into(),
+                msg_size_bytes: Some(65536),
+                metric: "bw_avg_gbps".into(),
+            },
+            value,
+            run_id: run.into(),
+            source: "f.txt".into(),
+            line: 1,
+            link_speed_gbps: None,
+        }
+    }
+
+    #[test]
+    fn repeats_are_aggregated() {
+        let pts = vec![
+            point("a", 10.0, "r1"),
+            point("a", 12.0, "r2"),
+            point("a", 14.0, "r3"),
+            point("b", 5.0, "r4"),
+        ];
+        let agg = aggregate(&pts).unwrap();
+        assert_eq!(agg.len(), 2);
+        let a = &agg[0];
+        assert_eq!(
+            (a.group.as_str(), a.n, a.median, a.mean, a.min, a.max),
+            ("a", 3, 12.0, 12.0, 10.0, 14.0)
+        );
+        assert!((a.stddev - 2.0).abs() < 1e-12);
+        assert!((a.cv - 2.0 / 12.0).abs() < 1e-12);
+        assert_eq!(a.run_ids, vec!["r1", "r2", "r3"]);
+        assert_eq!((agg[1].n, agg[1].stddev, agg[1].cv), (1, 0.0, 0.0));
+    }
+}

@@ -1,0 +1,282 @@
+//! The platform a run was measured on: cpu, nic, driver, vendor, firmware, os, kernel, link
+//! speed, MTU, plus free labels, each with the source it came from. Sources, strongest first:
+//! 1. labels given at import (`--label platform=kunpeng920`);
+//! 2. `linkperf.toml` rules (by source path glob, host or device);
+//! 3. device facts from the same transcript (`ibv_devinfo`, `ibstat`, `rdma link`, qperf `conf`);
+//! 4. built-in rules from device names and vendor ids (`hns_*` → HiSilicon HNS RoCE, ...).
+//!
+//! Resolution happens when the store is read, so a changed `linkperf.toml` applies to runs
+//! imported before it.
+
+use crate::config::{glob_match, Config};
+use crate::model::Run;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Where a resolved value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Label,
+    Config,
+    DeviceFacts,
+    BuiltIn,
+    Run,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Label => "label",
+            Source::Config => "config",
+            Source::DeviceFacts => "device facts",
+            Source::BuiltIn => "built-in",
+            Source::Run => "run",
+        }
+    }
+}
+
+/// A resolved value with its source.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    pub value: String,
+    pub from: Source,
+}
+
+/// The resolved platform of one run: key → value and source.
+pub type Platform = BTreeMap<String, Resolved>;
+
+/// Built-in knowledge of RDMA device names: (prefix, nic, driver, cpu if the NIC is on-die).
+const DEVICE_RULES: &[(&str, &str, &str, Option<&str>)] = &[
+    (
+        "hns_",
+        "HiSilicon HNS RoCE",
+        "hns_roce_hw_v2",
+        Some("Kunpeng 920"),
+    ),
+    ("mlx4_", "NVIDIA/Mellanox ConnectX-3", "mlx4_ib", None),
+    (
+        "mlx5_",
+        "NVIDIA/Mellanox ConnectX-4 or later",
+        "mlx5_ib",
+        None,
+    ),
+    ("irdma", "Intel E810/X722", "irdma", None),
+    ("mrdma", "B850", "mrdma", None),
+    ("rxe", "Soft-RoCE", "rdma_rxe", None),
+    ("siw", "Soft-iWARP", "siw", None),
+    ("bnxt_re", "Broadcom NetXtreme-E", "bnxt_re", None),
+    ("qedr", "Marvell FastLinQ", "qedr", None),
+    ("efa_", "AWS EFA", "efa", None),
+    ("erdma", "Alibaba eRDMA", "erdma", None),
+    ("hfi1_", "Intel Omni-Path", "hfi1", None),
+];
+
+/// PCI vendor ids as `ibv_devinfo` prints them.
+const VENDOR_IDS: &[(&str, &str)] = &[
+    ("0x19e5", "Huawei"),
+    ("0x02c9", "Mellanox"),
+    ("0x15b3", "Mellanox"),
+    ("0x8086", "Intel"),
+    ("0x14e4", "Broadcom"),
+    ("0x1077", "QLogic/Marvell"),
+    ("0x1d0f", "Amazon"),
+];
+
+/// The keys `--by` and `--where` accept besides labels.
+pub const PLATFORM_KEYS: &[&str] = &[
+    "platform",
+    "cpu",
+    "nic",
+    "driver",
+    "vendor",
+    "firmware",
+    "os",
+    "kernel",
+    "link_speed_gbps",
+];
+
+fn set(p: &mut Platform, key: &str, value: impl Into<String>, from: Source) {
+    // Sources are applied weakest first, so a stronger one simply overwrites.
+    p.insert(
+        key.to_string(),
+        Resolved {
+            value: value.into(),
+            from,
+        },
+    );
+}
+
+/// Resolves the platform of `run`.
+pub fn resolve(run: &Run, config: &Config) -> Platform {
+    let mut p = Platform::new();
+    // 4. Built-in rules.
+    if let Some(device) = &run.device {
+        if let Some((_, nic, driver, cpu)) = DEVICE_RULES
+            .iter()
+            .find(|(prefix, ..)| device.starts_with(prefix))
+        {
+            set(&mut p, "nic", *nic, Source::BuiltIn);
+            set(&mut p, "driver", *driver, Source::BuiltIn);
+            if let Some(cpu) = cpu {
+                set(&mut p, "cpu", *cpu, Source::BuiltIn);
+            }
+        }
+    }
+    let fact = |k: &str| {
+        run.facts
+            .get(k)
+            .or_else(|| run.facts.get(&format!("device.{k}")))
+    };
+    if let Some(v) = fact("vendor_id").and_then(|id| VENDOR_IDS.iter().find(|(i, _)| i == id)) {
+        set(&mut p, "vendor", v.1, Source::BuiltIn);
+    }
+    // 3. Device facts.
+    if let Some(fw) = fact("fw_ver").or_else(|| fact("firmware_version")) {
+        set(&mut p, "firmware", fw.clone(), Source::DeviceFacts);
+    }
+    if let Some(rate) = fact("port1.rate_gbps") {
+        set(&mut p, "link_speed_gbps", rate.clone(), Source::DeviceFacts);
+    }
+    if let Some(os) = run.facts.get("conf.loc_os") {
+        set(&mut p, "os", os.clone(), Source::DeviceFacts);
+    }
+    if let Some(cpu) = run.facts.get("conf.loc_cpu") {
+        set(&mut p, "cpu", cpu.clone(), Source::DeviceFacts);
+    }
+    // 2. Project rules, in file order.
+    for rule in &config.rules {
+        let matches = rule
+            .source
+            .as_ref()
+            .is_none_or(|g| glob_match(g, &run.source))
+            && rule
+                .host
+                .as_ref()
+                .is_none_or(|g| run.host.as_ref().is_some_and(|h| glob_match(g, h)))
+            && rule
+                .device
+                .as_ref()
+                .is_none_or(|g| run.device.as_ref().is_some_and(|d| glob_match(g, d)));
+        if matches {
+            for (k, v) in &rule.set {
+                set(&mut p, k, v.clone(), Source::Config);
+            }
+        }
+    }
+    // 1. Labels at import.
+    for (k, v) in &run.labels {
+        set(&mut p, k, v.clone(), Source::Label);
+    }
+    if !p.contains_key("platform") {
+        // Unnamed platforms are called after what is known about them.
+        let name = [p.get("cpu"), p.get("nic")]
+            .into_iter()
+            .flatten()
+            .map(|r| r.value.clone())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let name = if name.is_empty() {
+            run.host.clone().unwrap_or_else(|| "unknown".into())
+        } else {
+            name
+        };
+        set(&mut p, "platform", name, Source::BuiltIn);
+    }
+    if let Some(mtu) = run.mtu {
+        p.entry("mtu".into()).or_insert(Resolved {
+            value: mtu.to_string(),
+            from: Source::Run,
+        });
+    }
+    p
+}
+
+/// `platform=kunpeng920 (label), nic=HiSilicon HNS RoCE (built-in)` for `ls`.
+pub fn describe(p: &Platform) -> String {
+    p.iter()
+        .filter(|(k, _)| k.as_str() != "mtu")
+        .map(|(k, r)| format!("{k}={} ({})", r.value, r.from.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Role, RunStatus};
+
+    fn run(device: &str) -> Run {
+        Run {
+            run_id: "x".into(),
+            source: "logs/kp920/a.txt".into(),
+            line: 1,
+            tool: "perftest".into(),
+            test: "ib_write_bw".into(),
+            role: Role::Client,
+            status: RunStatus::Ok,
+            host: Some("node1".into()),
+            command: None,
+            device: Some(device.into()),
+            mtu: Some(4096),
+            link_layer: None,
+            connection_type: None,
+            qps: None,
+            facts: BTreeMap::new(),
+            notes: vec![],
+            error: None,
+            labels: BTreeMap::new(),
+            measurements: vec![],
+        }
+    }
+
+    #[test]
+    fn precedence_label_over_config_over_facts_over_builtin() {
+        let mut r = run("hns_1");
+        r.facts.insert("device.vendor_id".into(), "0x19e5".into());
+        r.facts.insert("device.fw_ver".into(), "0.277.001".into());
+        let p = resolve(&r, &Config::default());
+        assert_eq!(p["nic"].value, "HiSilicon HNS RoCE");
+        assert_eq!(
+            p["cpu"],
+            Resolved {
+                value: "Kunpeng 920".into(),
+                from: Source::BuiltIn
+            }
+        );
+        assert_eq!(p["vendor"].value, "Huawei");
+        assert_eq!(p["firmware"].from, Source::DeviceFacts);
+        assert_eq!(p["platform"].value, "Kunpeng 920 + HiSilicon HNS RoCE");
+
+        let config = Config::parse("[[rule]]\nsource = \"logs/kp920/**\"\nset = { platform = \"kp\", nic = \"hns 100G\" }\n").unwrap();
+        let p = resolve(&r, &config);
+        assert_eq!(
+            (p["platform"].value.as_str(), p["platform"].from),
+            ("kp", Source::Config)
+        );
+        assert_eq!(p["nic"].value, "hns 100G");
+
+        r.labels.insert("platform".into(), "kunpeng920".into());
+        let p = resolve(&r, &config);
+        assert_eq!(
+            (p["platform"].value.as_str(), p["platform"].from),
+            ("kunpeng920", Source::Label)
+        );
+    }
+
+    #[test]
+    fn device_rules() {
+        assert_eq!(
+            resolve(&run("mrdma0"), &Config::default())["nic"].value,
+            "B850"
+        );
+        assert_eq!(
+            resolve(&run("mlx4_0"), &Config::default())["nic"].value,
+            "NVIDIA/Mellanox ConnectX-3"
+        );
+        assert_eq!(
+            resolve(&run("rxe0"), &Config::default())["driver"].value,
+            "rdma_rxe"
+        );
+    }
+}
