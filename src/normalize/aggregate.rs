@@ -6,7 +6,7 @@ use super::points::{Point, PointKey};
 use anyhow::Result;
 use polars::prelude::{Column, DataFrame};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// Statistics of one point in one group.
 #[derive(Debug, Clone, Serialize)]
@@ -30,34 +30,6 @@ pub struct Aggregate {
     pub values: Vec<f64>,
 }
 
-const KEYS: &[&str] = &[
-    "group",
-    "tool",
-    "test",
-    "role",
-    "connection_type",
-    "mtu",
-    "qps",
-    "msg_size",
-    "metric",
-];
-
-fn key_strings(p: &Point) -> [String; 9] {
-    [
-        p.group.clone(),
-        p.key.tool.clone(),
-        p.key.test.clone(),
-        p.key.role.clone(),
-        p.key.connection_type.clone(),
-        p.key.mtu.clone(),
-        p.key.qps.clone(),
-        p.key
-            .msg_size_bytes
-            .map_or_else(|| "-".to_string(), |s| s.to_string()),
-        p.key.metric.clone(),
-    ]
-}
-
 fn column_f64(df: &DataFrame) -> Result<Vec<f64>> {
     let c = df.columns().last().expect("aggregate has a value column");
     let c = c.cast(&polars::prelude::DataType::Float64)?;
@@ -70,56 +42,55 @@ pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
     if points.is_empty() {
         return Ok(Vec::new());
     }
-    let keys: Vec<[String; 9]> = points.iter().map(key_strings).collect();
-    let mut columns: Vec<Column> = (0..KEYS.len())
-        .map(|i| {
-            Column::new(
-                KEYS[i].into(),
-                keys.iter().map(|k| k[i].as_str()).collect::<Vec<_>>(),
-            )
+    // Each distinct (group, key) gets a small integer id, so polars groups one u32 column
+    // instead of nine string columns.
+    let mut ids: HashMap<(&str, &PointKey), u32> = HashMap::new();
+    let mut members: Vec<Vec<&Point>> = Vec::new();
+    let gid: Vec<u32> = points
+        .iter()
+        .map(|p| {
+            let next = ids.len() as u32;
+            let id = *ids.entry((p.group.as_str(), &p.key)).or_insert(next);
+            if id == next {
+                members.push(Vec::new());
+            }
+            members[id as usize].push(p);
+            id
         })
         .collect();
-    columns.push(Column::new(
-        "value".into(),
-        points.iter().map(|p| p.value).collect::<Vec<f64>>(),
-    ));
-    let df = DataFrame::new(points.len(), columns)?;
-    let gb = df.group_by(KEYS.iter().copied())?;
-    let stats = gb.clone().select(["value"]);
+    let df = DataFrame::new(
+        points.len(),
+        vec![
+            Column::new("gid".into(), gid),
+            Column::new(
+                "value".into(),
+                points.iter().map(|p| p.value).collect::<Vec<f64>>(),
+            ),
+        ],
+    )?;
+    let stats = df.group_by(["gid"])?.select(["value"]);
     let median = stats.clone().median()?;
+    let ids_out: Vec<u32> = median
+        .column("gid")?
+        .u32()?
+        .iter()
+        .map(|v| v.unwrap_or(0))
+        .collect();
+    let med = column_f64(&median)?;
     let mean = column_f64(&stats.clone().mean()?)?;
     let min = column_f64(&stats.clone().min()?)?;
     let max = column_f64(&stats.clone().max()?)?;
     let std = column_f64(&stats.clone().std(1)?)?;
     let count = column_f64(&stats.count()?)?;
-    let med = column_f64(&median)?;
-
-    // Members of each group, for provenance (polars gives the statistics, Rust the lists).
-    let mut members: BTreeMap<[String; 9], Vec<&Point>> = BTreeMap::new();
-    for (k, p) in keys.into_iter().zip(points) {
-        members.entry(k).or_default().push(p);
-    }
-    let key_cols: Vec<Vec<String>> = KEYS
-        .iter()
-        .map(|k| {
-            Ok(median
-                .column(k)?
-                .str()?
-                .iter()
-                .map(|v| v.unwrap_or_default().to_string())
-                .collect())
-        })
-        .collect::<Result<_>>()?;
-    let mut out = Vec::with_capacity(median.height());
-    for row in 0..median.height() {
-        let k: [String; 9] = std::array::from_fn(|i| key_cols[i][row].clone());
-        let group_points = members.get(&k).map(Vec::as_slice).unwrap_or(&[]);
-        let first = group_points.first().expect("every group has a member");
+    let mut out = Vec::with_capacity(ids_out.len());
+    for (row, id) in ids_out.into_iter().enumerate() {
+        let group_points = &members[id as usize];
+        let first = group_points[0];
         let n = count[row] as usize;
         let stddev = if n > 1 { std[row] } else { 0.0 };
         let run_ids: BTreeSet<String> = group_points.iter().map(|p| p.run_id.clone()).collect();
         out.push(Aggregate {
-            group: k[0].clone(),
+            group: first.group.clone(),
             key: first.key.clone(),
             n,
             median: med[row],

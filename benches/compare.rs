@@ -1,0 +1,97 @@
+//! Compare/gate benchmark: builds a store of 10,000 runs (about 250,000 rows) by multiplying the
+//! real runs of the seed transcripts (each copy gets its own run id and a platform and repeat
+//! label), then times reading the store and `compare --by platform` over it, and prints peak
+//! memory. Run with `cargo bench --bench compare` (`RUNS=N` to change the size).
+
+use linkperf::config::Config;
+use linkperf::ingest::parse_bytes;
+use linkperf::normalize::{aggregate, platform, points};
+use linkperf::store::Store;
+use std::time::Instant;
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_string)
+        })
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn main() {
+    let target: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut templates = Vec::new();
+    for (seed, platform) in [
+        ("000_8f7f2e13e9bf4848.txt", "kunpeng920"),
+        ("003_7da62a485175b0b8.txt", "s5000c-b850"),
+    ] {
+        let rel = format!("fixtures/seeds/{seed}");
+        let bytes = std::fs::read(root.join(&rel)).expect("seed fixture");
+        for mut r in parse_bytes(&rel, &bytes)
+            .runs
+            .into_iter()
+            .filter(|r| r.tool == "perftest" && !r.measurements.is_empty())
+        {
+            r.labels.insert("platform".into(), platform.into());
+            templates.push(r);
+        }
+    }
+    let mut runs = Vec::with_capacity(target);
+    for i in 0..target {
+        let mut r = templates[i % templates.len()].clone();
+        r.run_id = format!("{}-{i:06}", r.run_id);
+        r.labels
+            .insert("repeat".into(), (i / templates.len()).to_string());
+        runs.push(r);
+    }
+    let rows: usize = runs.iter().map(|r| r.measurements.len()).sum();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&tmp.path().join("store"), true).expect("store");
+    let t = Instant::now();
+    store.add(runs).expect("add");
+    println!(
+        "store of {target} runs, {rows} rows written in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+
+    let config = Config::default();
+    let t = Instant::now();
+    let loaded: Vec<_> = store
+        .load()
+        .expect("load")
+        .into_iter()
+        .map(|r| {
+            let p = platform::resolve(&r, &config);
+            (r, p)
+        })
+        .collect();
+    let load_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let pts = points::points(&loaded, "platform", None);
+    let aggs = aggregate::aggregate(&pts).expect("aggregate");
+    let c = linkperf::compare::compare(
+        &aggs,
+        &linkperf::compare::Options {
+            by: "platform",
+            baseline: Some("kunpeng920"),
+            same_within: 0.01,
+            line_rate_floor: 0.9,
+        },
+    )
+    .expect("compare");
+    let compare_s = t.elapsed().as_secs_f64();
+    println!(
+        "load + resolve: {load_s:.3} s; points + aggregate + compare: {compare_s:.3} s ({} points, {} rows out); total {:.3} s",
+        pts.len(),
+        c.rows.len(),
+        load_s + compare_s
+    );
+    println!("peak RSS during load + compare: {:.1} MiB", peak_rss_mib());
+}
