@@ -36,6 +36,8 @@ pub enum Command {
     Ls(LsArgs),
     /// Compare groups (platforms, MTUs, label values) point by point against a baseline.
     Compare(CompareArgs),
+    /// Fail (exit 1) when the current results regressed against a baseline.
+    Gate(GateArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,4 +108,44 @@ pub struct CompareArgs {
     /// Relative difference that still counts as the same (0.01 = 1 %).
     #[arg(long, default_value_t = 0.01)]
     pub same_within: f64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// Baseline: a store directory, a file or directory of raw logs, or a `linkperf export`
+    /// file (.jsonl, .csv, .parquet). Default: the --store.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Current results, in any of the baseline's forms. Default: the --store.
+    #[arg(long)]
+    pub current: Option<PathBuf>,
+    /// Filter for the baseline only (KEY=VALUE, repeatable).
+    #[arg(long = "baseline-where", value_name = "KEY=VALUE")]
+    pub baseline_where: Vec<String>,
+    /// Filter for the current results only.
+    #[arg(long = "current-where", value_name = "KEY=VALUE")]
+    pub current_where: Vec<String>,
+    /// Filter for both sides.
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    /// Metrics to gate (repeatable). Default: bandwidth for bandwidth tests, typical latency
+    /// for latency tests.
+    #[arg(long = "metric")]
+    pub metrics: Vec<String>,
+    /// Keys that pair points (comma-separated) from: test, role, connection_type, qps,
+    /// msg_size, platform, mtu, host, device.
+    #[arg(
+        long,
+        default_value = "test,role,connection_type,qps,msg_size,platform"
+    )]
+    pub pair_by: String,
+    /// Write the decisions as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report (one test case per test and size).
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
 }

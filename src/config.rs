@@ -26,6 +26,8 @@ pub struct Config {
     pub rules: Vec<Rule>,
     #[serde(default)]
     pub compare: CompareConfig,
+    #[serde(default)]
+    pub gate: GateConfig,
     /// Where the file was read from (for messages); not a TOML field.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -47,6 +49,65 @@ pub struct CompareConfig {
     /// Points below this share of the known link speed are reported as findings.
     #[serde(default = "default_line_rate_share")]
     pub line_rate_finding_below: f64,
+}
+
+/// `[gate]`: thresholds and rules of `linkperf gate`.
+///
+/// ```toml
+/// [gate]
+/// alpha = 0.05                     # significance level for repeated runs
+/// missing = "fail"                 # or "ignore": a point missing from current
+/// thresholds = { bw_avg_gbps = 0.05, lat_typical_us = 0.10 }
+///
+/// [[gate.rule]]                    # per test (and optionally metric and size range)
+/// test = "ib_write_bw"
+/// metric = "bw_avg_gbps"
+/// threshold = 0.03
+/// floor_line_rate = 0.9            # bandwidth at least 90 % of the link speed ...
+/// min_size = 65536                 # ... for messages of 64 KiB and more
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    #[serde(default = "default_missing")]
+    pub missing: String,
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, f64>,
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<GateRule>,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        GateConfig {
+            alpha: default_alpha(),
+            missing: default_missing(),
+            thresholds: BTreeMap::new(),
+            rules: Vec::new(),
+        }
+    }
+}
+
+fn default_alpha() -> f64 {
+    0.05
+}
+
+fn default_missing() -> String {
+    "fail".into()
+}
+
+/// A per-test override of the gate's rule for a metric.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateRule {
+    pub test: Option<String>,
+    pub metric: Option<String>,
+    pub threshold: Option<f64>,
+    pub floor_line_rate: Option<f64>,
+    pub min_size: Option<u64>,
+    pub max_size: Option<u64>,
 }
 
 impl Default for CompareConfig {

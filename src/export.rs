@@ -318,3 +318,150 @@ pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
     ];
     Ok(DataFrame::new(rows.len(), columns)?)
 }
+
+/// Reads a file written by `linkperf export` (JSON Lines, CSV or Parquet) back into runs, so
+/// an exported baseline can be gated against. Facts and notes are not part of the export and
+/// come back empty.
+pub fn read(path: &std::path::Path) -> Result<Vec<Run>> {
+    use anyhow::Context;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = match ext {
+        "jsonl" | "json" | "ndjson" => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(i, l)| {
+                    serde_json::from_str(l).map_err(|e| {
+                        anyhow::anyhow!("{}:{}: not an export row: {e}", path.display(), i + 1)
+                    })
+                })
+                .collect::<Result<_>>()?
+        }
+        "csv" | "parquet" => {
+            use polars::prelude::{CsvReadOptions, ParquetReader, SerReader};
+            let df = if ext == "csv" {
+                CsvReadOptions::default()
+                    .with_has_header(true)
+                    .try_into_reader_with_file_path(Some(path.to_path_buf()))
+                    .and_then(|r| r.finish())
+            } else {
+                let f = std::fs::File::open(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                ParquetReader::new(f).finish()
+            }
+            .map_err(|e| anyhow::anyhow!("{}: not a linkperf export: {e}", path.display()))?;
+            frame_rows(&df).with_context(|| format!("{}: not a linkperf export", path.display()))?
+        }
+        _ => bail!(
+            "{}: unknown export format (expected .jsonl, .csv or .parquet)",
+            path.display()
+        ),
+    };
+    rows_to_runs(&rows).with_context(|| format!("{}: not a linkperf export", path.display()))
+}
+
+/// The cells of a frame as JSON values, row by row.
+fn frame_rows(df: &DataFrame) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
+    use polars::prelude::AnyValue;
+    let mut rows = vec![serde_json::Map::new(); df.height()];
+    for c in df.columns() {
+        let name = c.name().to_string();
+        for (i, row) in rows.iter_mut().enumerate() {
+            let v = match c.get(i)? {
+                AnyValue::Null => serde_json::Value::Null,
+                AnyValue::String(s) => serde_json::Value::String(s.to_string()),
+                AnyValue::StringOwned(s) => serde_json::Value::String(s.to_string()),
+                AnyValue::Boolean(b) => serde_json::Value::Bool(b),
+                AnyValue::Float64(f) => serde_json::json!(f),
+                AnyValue::Float32(f) => serde_json::json!(f64::from(f)),
+                AnyValue::Int64(v) => serde_json::json!(v),
+                AnyValue::Int32(v) => serde_json::json!(v),
+                AnyValue::UInt64(v) => serde_json::json!(v),
+                AnyValue::UInt32(v) => serde_json::json!(v),
+                other => serde_json::Value::String(other.to_string()),
+            };
+            row.insert(name.clone(), v);
+        }
+    }
+    Ok(rows)
+}
+
+/// Groups export rows by run id back into runs.
+fn rows_to_runs(rows: &[serde_json::Map<String, serde_json::Value>]) -> Result<Vec<Run>> {
+    use crate::model::{Role, RunStatus};
+    let mut runs: Vec<Run> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let s = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let f = |k: &str| r.get(k).and_then(|v| v.as_f64());
+        let u = |k: &str| {
+            r.get(k)
+                .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f as u64)))
+        };
+        let Some(run_id) = s("run_id") else {
+            bail!("row {} has no run_id", i + 1);
+        };
+        let labels: BTreeMap<String, String> = match r.get("labels") {
+            Some(serde_json::Value::String(text)) => serde_json::from_str(text)?,
+            Some(v @ serde_json::Value::Object(_)) => serde_json::from_value(v.clone())?,
+            _ => BTreeMap::new(),
+        };
+        let pos = *index.entry(run_id.clone()).or_insert_with(|| {
+            runs.push(Run {
+                run_id: run_id.clone(),
+                source: s("source").unwrap_or_default(),
+                line: u("run_line").unwrap_or(0) as u32,
+                tool: s("tool").unwrap_or_default(),
+                test: s("test").unwrap_or_default(),
+                role: Role::parse(&s("role").unwrap_or_default()),
+                status: RunStatus::parse(&s("status").unwrap_or_else(|| "ok".into())),
+                host: s("host"),
+                command: None,
+                device: s("device"),
+                mtu: u("mtu").map(|v| v as u32),
+                link_layer: s("link_layer"),
+                connection_type: s("connection_type"),
+                qps: u("qps").map(|v| v as u32),
+                facts: BTreeMap::new(),
+                notes: Vec::new(),
+                error: None,
+                labels,
+                measurements: Vec::new(),
+            });
+            runs.len() - 1
+        });
+        runs[pos].measurements.push(Measurement {
+            line: u("line").unwrap_or(0) as u32,
+            raw_text: s("raw_text").unwrap_or_default(),
+            raw_unit: s("raw_unit").unwrap_or_default(),
+            msg_size_bytes: u("msg_size_bytes"),
+            iterations: u("iterations"),
+            bw_peak_gbps: f("bw_peak_gbps"),
+            bw_avg_gbps: f("bw_avg_gbps"),
+            msg_rate_mpps: f("msg_rate_mpps"),
+            lat_min_us: f("lat_min_us"),
+            lat_max_us: f("lat_max_us"),
+            lat_typical_us: f("lat_typical_us"),
+            lat_avg_us: f("lat_avg_us"),
+            lat_stdev_us: f("lat_stdev_us"),
+            lat_p99_us: f("lat_p99_us"),
+            lat_p999_us: f("lat_p999_us"),
+            tps: f("tps"),
+            cpu_util_pct: f("cpu_util_pct"),
+            interval_start_s: f("interval_start_s"),
+            interval_end_s: f("interval_end_s"),
+            stream: s("stream"),
+            row_kind: s("row_kind"),
+            transfer_bytes: f("transfer_bytes"),
+            retransmits: u("retransmits"),
+            jitter_ms: f("jitter_ms"),
+            lost: u("lost"),
+            total: u("total"),
+            loss_pct: f("loss_pct"),
+            ..Measurement::default()
+        });
+    }
+    Ok(runs)
+}

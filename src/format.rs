@@ -13,7 +13,9 @@ pub fn num(v: f64) -> String {
         return format!("{v:.2}");
     }
     let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
-    format!("{v:.decimals$}")
+    let s = format!("{v:.decimals$}");
+    // Four significant digits at most, without padding: 0.58, not 0.5800.
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// `0.977` → `97.7 %`.
@@ -113,6 +115,7 @@ mod tests {
         assert_eq!(num(4.48161), "4.48");
         assert_eq!(num(0.001454), "0.001454");
         assert_eq!(num(0.0), "0");
+        assert_eq!(num(0.58), "0.58");
         assert_eq!(pct(0.97742), "97.7 %");
         assert_eq!(ratio(5.43 / 1.97), "2.76×");
     }

@@ -11,9 +11,11 @@ pub mod compare;
 pub mod config;
 pub mod export;
 pub mod format;
+pub mod gate;
 pub mod ingest;
 pub mod model;
 pub mod normalize;
+pub mod stats;
 pub mod store;
 pub mod units;
 
@@ -51,5 +53,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::Export(args) => commands::export::run(&cli.store, &config, &args),
         cli::Command::Ls(args) => commands::ls::run(&cli.store, &config, &args),
         cli::Command::Compare(args) => commands::compare::run(&cli.store, &config, &args),
+        cli::Command::Gate(args) => commands::gate::run(&cli.store, &config, &args),
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod gate;
 pub mod import;
 pub mod ls;
 pub mod selection;

@@ -26,3 +26,49 @@ pub fn load(store_dir: &Path, config: &Config, filters: &[String]) -> Result<Vec
         .filter(|(r, p)| filter.matches(r, p))
         .collect())
 }
+
+/// Loads one side of a gate: the store (when `path` is None or a store directory), a
+/// `linkperf export` file, or raw logs parsed on the fly. Then resolves platforms and filters.
+pub fn load_source(
+    path: Option<&Path>,
+    store_dir: &Path,
+    config: &Config,
+    filters: &[String],
+) -> Result<Vec<(Run, Platform)>> {
+    let Some(path) = path else {
+        return load(store_dir, config, filters);
+    };
+    if !path.exists() {
+        anyhow::bail!("{}: no such file or directory", path.display());
+    }
+    if path.join("linkperf-store.json").exists() {
+        return load(path, config, filters);
+    }
+    let is_export = path.is_file()
+        && matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("jsonl" | "ndjson" | "csv" | "parquet")
+        );
+    let runs = if is_export {
+        crate::export::read(path)?
+    } else {
+        let mut runs = Vec::new();
+        for f in super::import::collect_files(&[path.to_path_buf()])? {
+            let bytes = std::fs::read(&f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+            runs.extend(crate::ingest::parse_bytes(&f.display().to_string(), &bytes).runs);
+        }
+        runs
+    };
+    let runs: Vec<(Run, Platform)> = runs
+        .into_iter()
+        .map(|r| {
+            let p = platform::resolve(&r, config);
+            (r, p)
+        })
+        .collect();
+    let filter = Filter::parse(filters, &runs)?;
+    Ok(runs
+        .into_iter()
+        .filter(|(r, p)| filter.matches(r, p))
+        .collect())
+}
