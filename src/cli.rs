@@ -38,6 +38,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Fail (exit 1) when the current results regressed against a baseline.
     Gate(GateArgs),
+    /// A metric over the stored history of each point, with detected change points.
+    History(HistoryArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -148,4 +150,26 @@ pub struct GateArgs {
     /// Write a Markdown report.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    /// Metric (default: bandwidth for bandwidth tests, typical latency for latency tests).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Order of the history: `source` (path, then line: dated log names sort by date),
+    /// `label:NAME`, or `mtu`.
+    #[arg(long, default_value = "source")]
+    pub order_by: String,
+    /// Smallest relative mean shift reported (0.005 = 0.5 %).
+    #[arg(long, default_value_t = 0.005)]
+    pub min_change: f64,
+    /// Print every series, not only those with change points.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -5,6 +5,7 @@
 //! Data flows in one direction: `ingest` (bytes → runs) → `store` (runs ↔ Parquet) →
 //! `export` (runs → rows). `commands` wires the verbs of the CLI to that flow.
 
+pub mod changepoint;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -54,5 +55,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::Ls(args) => commands::ls::run(&cli.store, &config, &args),
         cli::Command::Compare(args) => commands::compare::run(&cli.store, &config, &args),
         cli::Command::Gate(args) => commands::gate::run(&cli.store, &config, &args),
+        cli::Command::History(args) => commands::history::run(&cli.store, &config, &args),
     }
 }

@@ -251,3 +251,38 @@ fn bad_input_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(out(&o).contains("Choose from: test"), "{}", out(&o));
 }
+
+#[test]
+fn history_lists_series_in_order() {
+    let (_tmp, store) = store_with_seed();
+    let o = linkperf(
+        &store,
+        &[
+            "history",
+            "--where",
+            "test=ib_write_bw,role=client",
+            "--order-by",
+            "mtu",
+            "--all",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let big = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"]["msg_size_bytes"] == 8_388_608)
+        .unwrap();
+    let values: Vec<f64> = big["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[1].as_f64().unwrap())
+        .collect();
+    assert_eq!(values, vec![91.42, 97.56], "MTU 1024 then 4096");
+    let o = linkperf(&store, &["history", "--metric", "speed"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}

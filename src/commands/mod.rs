@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod export;
 pub mod gate;
+pub mod history;
 pub mod import;
 pub mod ls;
 pub mod selection;
