@@ -1,7 +1,7 @@
 //! Compare/gate benchmark: builds a store of 10,000 runs (about 250,000 rows) by multiplying the
 //! real runs of the seed transcripts (each copy gets its own run id and a platform and repeat
 //! label), then times reading the store and `compare --by platform` over it, and prints peak
-//! memory. Run with `cargo bench --bench compare` (`RUNS=N` to change the size).
+//! memory. Run with `cargo bench --bench store_queries` (`RUNS=N` to change the size).
 
 use linkperf::config::Config;
 use linkperf::ingest::parse_bytes;
@@ -93,5 +93,32 @@ fn main() {
         c.rows.len(),
         load_s + compare_s
     );
-    println!("peak RSS during load + compare: {:.1} MiB", peak_rss_mib());
+    // The gate over the same history: even repeats are the baseline, odd ones the current runs.
+    let t = Instant::now();
+    let (base, cur): (Vec<_>, Vec<_>) = loaded.into_iter().partition(|(r, _)| {
+        r.labels
+            .get("repeat")
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_some_and(|v| v % 2 == 0)
+    });
+    let pair_by = [
+        "test",
+        "role",
+        "connection_type",
+        "qps",
+        "msg_size",
+        "platform",
+    ];
+    let decided = linkperf::commands::gate::evaluate(&base, &cur, &[], &pair_by, &config.gate);
+    println!(
+        "gate over {} + {} runs: {} points decided in {:.3} s",
+        base.len(),
+        cur.len(),
+        decided.len(),
+        t.elapsed().as_secs_f64()
+    );
+    println!(
+        "peak RSS during load + compare + gate: {:.1} MiB",
+        peak_rss_mib()
+    );
 }
