@@ -314,3 +314,14 @@ fn bad_input_exits_2_with_choices() {
         "{e}"
     );
 }
+
+#[test]
+fn the_example_project_file_parses() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("linkperf.toml.example"),
+    )
+    .unwrap();
+    let c = linkperf::config::Config::parse(&text).unwrap();
+    assert_eq!(c.rules.len(), 2);
+    assert_eq!(c.gate.rules[0].min_size, Some(65536));
+}
