@@ -96,6 +96,20 @@ pub const PLATFORM_KEYS: &[&str] = &[
     "link_speed_gbps",
 ];
 
+/// The first port whose state is active (`PORT_ACTIVE (4)`, `Active`, `ACTIVE`), else port 1.
+fn active_port(run: &Run) -> String {
+    for n in 1..=8 {
+        let state = run
+            .facts
+            .get(&format!("port{n}.state"))
+            .or_else(|| run.facts.get(&format!("device.port{n}.state")));
+        if state.is_some_and(|s| s.to_ascii_uppercase().contains("ACTIVE")) {
+            return format!("port{n}");
+        }
+    }
+    "port1".into()
+}
+
 fn set(p: &mut Platform, key: &str, value: impl Into<String>, from: Source) {
     // Sources are applied weakest first, so a stronger one simply overwrites.
     p.insert(
@@ -135,7 +149,7 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
     if let Some(fw) = fact("fw_ver").or_else(|| fact("firmware_version")) {
         set(&mut p, "firmware", fw.clone(), Source::DeviceFacts);
     }
-    if let Some(rate) = fact("port1.rate_gbps") {
+    if let Some(rate) = fact(&format!("{}.rate_gbps", active_port(run))) {
         set(&mut p, "link_speed_gbps", rate.clone(), Source::DeviceFacts);
     }
     if let Some(os) = run.facts.get("conf.loc_os") {
@@ -261,6 +275,23 @@ mod tests {
         assert_eq!(
             (p["platform"].value.as_str(), p["platform"].from),
             ("kunpeng920", Source::Label)
+        );
+    }
+
+    #[test]
+    fn link_speed_comes_from_the_active_port() {
+        let mut r = run("mlx4_0");
+        for (k, v) in [
+            ("port1.state", "Down"),
+            ("port1.rate_gbps", "10"),
+            ("port2.state", "Active"),
+            ("port2.rate_gbps", "56"),
+        ] {
+            r.facts.insert(format!("device.{k}"), v.into());
+        }
+        assert_eq!(
+            resolve(&r, &Config::default())["link_speed_gbps"].value,
+            "56"
         );
     }
 
