@@ -32,4 +32,16 @@ if [ "$rc" -ne 1 ]; then
   echo "demo: expected the gate to find the MTU regression (exit 1), got $rc" >&2
   exit 2
 fi
+# The example report committed under reports/: Kunpeng 920 (seed 000, MTU 1024 and 4096)
+# against Phytium S5000C + B850 (seed 003), with the MTU gate's regressions.
+report_store="$(dirname "$store")/report-store"
+lpr() { cargo run --quiet --locked -- --store "$report_store" "$@"; }
+lpr import fixtures/seeds/000_8f7f2e13e9bf4848.txt --label platform=kunpeng920 > /dev/null
+lpr import fixtures/seeds/003_7da62a485175b0b8.txt --label platform=s5000c-b850 > /dev/null
+set +e
+lpr gate --baseline-where platform=kunpeng920,mtu=4096 --current-where platform=kunpeng920,mtu=1024 \
+  --where tool=perftest --json "$out/report-gate.json" > /dev/null
+set -e
+lpr report -o reports/kunpeng920-vs-s5000c-b850 --baseline kunpeng920 \
+  --title "Kunpeng 920 (hns) vs Phytium S5000C + B850: RDMA and TCP" --gate "$out/report-gate.json"
 echo "store: $store; outputs in $out: points.csv points.parquet gate.md gate.xml gate.txt"

@@ -40,6 +40,8 @@ pub enum Command {
     Gate(GateArgs),
     /// A metric over the stored history of each point, with detected change points.
     History(HistoryArgs),
+    /// Write an HTML and Markdown report with charts.
+    Report(ReportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -172,4 +174,33 @@ pub struct HistoryArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Output directory (e.g. reports/kp920-vs-b850): index.html, report.md, summary.md, charts/.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    /// Dimension of the comparison: platform, mtu, label:NAME, ...
+    #[arg(long, default_value = "platform")]
+    pub by: String,
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Formats to write, comma-separated: html, md.
+    #[arg(long, default_value = "html,md")]
+    pub format: String,
+    /// Report title.
+    #[arg(long, default_value = "linkperf report")]
+    pub title: String,
+    /// Directory with templates (report.html, report.md, summary.md) that replace the built-in ones.
+    #[arg(long)]
+    pub templates: Option<PathBuf>,
+    /// Also write the templates' context as context.json.
+    #[arg(long)]
+    pub dump_context: bool,
+    /// A `linkperf gate --json` file: adds a regressions section.
+    #[arg(long)]
+    pub gate: Option<PathBuf>,
 }

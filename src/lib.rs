@@ -16,6 +16,7 @@ pub mod gate;
 pub mod ingest;
 pub mod model;
 pub mod normalize;
+pub mod report;
 pub mod stats;
 pub mod store;
 pub mod units;
@@ -56,5 +57,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::Compare(args) => commands::compare::run(&cli.store, &config, &args),
         cli::Command::Gate(args) => commands::gate::run(&cli.store, &config, &args),
         cli::Command::History(args) => commands::history::run(&cli.store, &config, &args),
+        cli::Command::Report(args) => commands::report::run(&cli.store, &config, &args),
     }
 }

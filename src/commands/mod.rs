@@ -6,4 +6,5 @@ pub mod gate;
 pub mod history;
 pub mod import;
 pub mod ls;
+pub mod report;
 pub mod selection;

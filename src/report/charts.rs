@@ -1,0 +1,360 @@
+//! SVG charts with plotters: an x/y line chart (message-size axis in powers of two with byte
+//! ticks, or seconds; linear or log y; min–max whiskers for repeats; dashed series for tail
+//! percentiles; horizontal reference lines such as the line rate) and a bar chart. Legends are
+//! drawn in their own column beside the plot, so nothing is drawn on top of the data.
+
+use anyhow::{anyhow, Result};
+use plotters::prelude::*;
+
+/// Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
+pub const PALETTE: &[RGBColor] = &[
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+const WIDTH: u32 = 760;
+const HEIGHT: u32 = 380;
+const LEGEND_WIDTH: u32 = 210;
+
+/// What the x axis shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum XAxis {
+    /// Message size in bytes, plotted as log2 with byte-size ticks (2 B … 8 MiB).
+    Bytes,
+    /// Time in seconds, linear.
+    Seconds,
+}
+
+/// One line of an x/y chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// (x, min, max) whiskers for repeated runs.
+    pub whiskers: Vec<(f64, f64, f64)>,
+    pub dashed: bool,
+    pub colour: usize,
+}
+
+/// An x/y line chart.
+#[derive(Debug, Clone)]
+pub struct XyChart {
+    pub title: String,
+    pub x_axis: XAxis,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub y_log: bool,
+    pub series: Vec<Series>,
+    /// Horizontal reference lines: (y, label).
+    pub hlines: Vec<(f64, String)>,
+}
+
+/// `8388608` → `8 MiB`.
+pub fn bytes_label(bytes: f64) -> String {
+    let b = bytes.round() as u64;
+    match b {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// Axis tick labels: whole numbers without decimals (`100`, not `100.00`).
+fn axis_number(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        crate::format::num(v)
+    }
+}
+
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("chart drawing failed: {e}")
+}
+
+fn x_of(axis: XAxis, x: f64) -> f64 {
+    match axis {
+        XAxis::Bytes => x.max(1.0).log2(),
+        XAxis::Seconds => x,
+    }
+}
+
+/// Renders an x/y chart to an SVG document.
+pub fn render_xy(c: &XyChart) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let all = c.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| (p.0, p.1))
+                .chain(s.whiskers.iter().flat_map(|w| [(w.0, w.1), (w.0, w.2)]))
+        });
+        let (mut x0, mut x1, mut y0, mut y1) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for (x, y) in all.chain(c.hlines.iter().map(|h| (f64::NAN, h.0))) {
+            if x.is_finite() {
+                x0 = x0.min(x_of(c.x_axis, x));
+                x1 = x1.max(x_of(c.x_axis, x));
+            }
+            if y.is_finite() && (!c.y_log || y > 0.0) {
+                y0 = y0.min(y);
+                y1 = y1.max(y);
+            }
+        }
+        if !x0.is_finite() || !y0.is_finite() {
+            (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        let x_desc = c.x_desc.clone();
+        let axis = c.x_axis;
+        let x_fmt = move |x: &f64| match axis {
+            XAxis::Bytes => bytes_label(2f64.powf(*x)),
+            XAxis::Seconds => format!("{x:.0}"),
+        };
+        let y_fmt = |y: &f64| axis_number(*y);
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc(x_desc.as_str())
+                    .y_desc(c.y_desc.as_str())
+                    .x_label_formatter(&x_fmt)
+                    .y_label_formatter(&y_fmt)
+                    .x_labels(if axis == XAxis::Bytes {
+                        ((x1 - x0) as usize / 2).clamp(2, 12)
+                    } else {
+                        10
+                    })
+                    .light_line_style(RGBColor(235, 235, 235))
+                    .draw()
+                    .map_err(err)?;
+                for (y, _) in &c.hlines {
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(x0, *y), (x1, *y)],
+                            BLACK.stroke_width(1),
+                        )))
+                        .map_err(err)?;
+                }
+                for s in &c.series {
+                    let colour = PALETTE[s.colour % PALETTE.len()];
+                    let pts: Vec<(f64, f64)> = s
+                        .points
+                        .iter()
+                        .filter(|p| !c.y_log || p.1 > 0.0)
+                        .map(|p| (x_of(axis, p.0), p.1))
+                        .collect();
+                    if s.dashed {
+                        chart
+                            .draw_series(DashedLineSeries::new(
+                                pts.clone(),
+                                6,
+                                4,
+                                colour.stroke_width(1),
+                            ))
+                            .map_err(err)?;
+                    } else {
+                        chart
+                            .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                            .map_err(err)?;
+                        chart
+                            .draw_series(pts.iter().map(|p| Circle::new(*p, 2, colour.filled())))
+                            .map_err(err)?;
+                    }
+                    chart
+                        .draw_series(s.whiskers.iter().filter(|w| w.2 > w.1).map(|w| {
+                            let x = x_of(axis, w.0);
+                            PathElement::new(vec![(x, w.1), (x, w.2)], colour.stroke_width(1))
+                        }))
+                        .map_err(err)?;
+                }
+            }};
+        }
+        let mut builder = ChartBuilder::on(&plot);
+        builder
+            .caption(c.title.as_str(), ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(64);
+        if c.y_log {
+            let (lo, hi) = (y0.max(1e-9) / 1.5, y1 * 1.5);
+            draw!(builder
+                .build_cartesian_2d(x0..x1, (lo..hi).log_scale())
+                .map_err(err)?);
+        } else {
+            let hi = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+            let lo = if y0 < 0.0 { y0 * 1.08 } else { 0.0 };
+            draw!(builder.build_cartesian_2d(x0..x1, lo..hi).map_err(err)?);
+        }
+        draw_legend(
+            &legend,
+            c.series
+                .iter()
+                .map(|s| (s.name.as_str(), s.colour, s.dashed))
+                .chain(c.hlines.iter().map(|h| (h.1.as_str(), 6, false))),
+        )?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Draws legend entries (name, colour, dashed) in their own area, one per row.
+fn draw_legend<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: impl Iterator<Item = (&'a str, usize, bool)>,
+) -> Result<()> {
+    for (i, (name, colour, dashed)) in entries.enumerate() {
+        let y = 40 + i as i32 * 20;
+        let c = PALETTE[colour % PALETTE.len()];
+        let style = if dashed {
+            c.stroke_width(1)
+        } else {
+            c.stroke_width(3)
+        };
+        area.draw(&PathElement::new(vec![(6, y), (30, y)], style))
+            .map_err(|e| anyhow!("legend: {e:?}"))?;
+        // Long names are shortened so they stay inside the legend column.
+        let text: String = if name.chars().count() > 26 {
+            name.chars().take(25).chain(['…']).collect()
+        } else {
+            name.to_string()
+        };
+        area.draw(&Text::new(
+            text,
+            (36, y - 7),
+            ("sans-serif", 13).into_font().color(&BLACK),
+        ))
+        .map_err(|e| anyhow!("legend: {e:?}"))?;
+    }
+    Ok(())
+}
+
+/// A bar chart of labelled values.
+#[derive(Debug, Clone)]
+pub struct BarChart {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    /// (label, value, colour).
+    pub bars: Vec<(String, f64, usize)>,
+}
+
+/// Renders a bar chart to an SVG document.
+pub fn render_bars(c: &BarChart) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let n = c.bars.len().max(1);
+        let max = c.bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
+        let hi = if max > 0.0 { max * 1.1 } else { 1.0 };
+        let labels: Vec<String> = c.bars.iter().map(|b| b.0.clone()).collect();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(c.title.as_str(), ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..n as f64, 0f64..hi)
+            .map_err(err)?;
+        let x_fmt = |x: &f64| {
+            let i = x.floor() as usize;
+            if (x - x.floor() - 0.5).abs() < 1e-9 {
+                labels.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let y_fmt = |y: &f64| axis_number(*y);
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc(c.x_desc.as_str())
+            .y_desc(c.y_desc.as_str())
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(err)?;
+        chart
+            .draw_series(c.bars.iter().enumerate().map(|(i, b)| {
+                let colour = PALETTE[b.2 % PALETTE.len()];
+                Rectangle::new(
+                    [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, b.1)],
+                    colour.filled(),
+                )
+            }))
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_labels() {
+        assert_eq!(bytes_label(2.0), "2 B");
+        assert_eq!(bytes_label(65536.0), "64 KiB");
+        assert_eq!(bytes_label(8_388_608.0), "8 MiB");
+        assert_eq!(bytes_label(1000.0), "1000 B");
+    }
+
+    #[test]
+    fn charts_have_titles_axes_and_legends() {
+        let svg = render_xy(&XyChart {
+            title: "ib_write_bw bandwidth".into(),
+            x_axis: XAxis::Bytes,
+            x_desc: "message size".into(),
+            y_desc: "Gbit/s".into(),
+            y_log: false,
+            series: vec![Series {
+                name: "kunpeng920".into(),
+                points: vec![(2.0, 0.07), (8_388_608.0, 97.56)],
+                whiskers: vec![(2.0, 0.06, 0.08)],
+                dashed: false,
+                colour: 0,
+            }],
+            hlines: vec![(100.0, "line rate 100 Gbit/s".into())],
+        })
+        .unwrap();
+        for text in [
+            "<svg",
+            "ib_write_bw bandwidth",
+            "message size",
+            "Gbit/s",
+            "kunpeng920",
+            "8 MiB",
+            "line rate",
+        ] {
+            assert!(svg.contains(text), "missing {text}");
+        }
+        let bars = render_bars(&BarChart {
+            title: "per-stream totals".into(),
+            x_desc: "stream".into(),
+            y_desc: "Gbit/s".into(),
+            bars: vec![("3".into(), 24.0, 0), ("4".into(), 24.4, 1)],
+        })
+        .unwrap();
+        assert!(bars.contains("per-stream totals") && bars.contains("<rect"));
+    }
+}
