@@ -93,6 +93,30 @@ fn main() {
         c.rows.len(),
         load_s + compare_s
     );
+    // The report over the whole store: view model, charts and the HTML file.
+    let t = Instant::now();
+    let ctx = linkperf::report::model::build(
+        &loaded,
+        &config,
+        &linkperf::report::model::Options {
+            title: "bench",
+            by: "platform",
+            baseline: Some("kunpeng920"),
+            filters: &[],
+            gate: None,
+        },
+    )
+    .expect("report model");
+    let env = linkperf::report::environment(None).expect("templates");
+    let html = linkperf::report::render(&env, "report.html", &ctx, None).expect("render");
+    println!(
+        "report over {} runs: {:.3} s, index.html {:.2} MB, {} charts",
+        loaded.len(),
+        t.elapsed().as_secs_f64(),
+        html.len() as f64 / 1e6,
+        ctx.sections.iter().map(|s| s.charts.len()).sum::<usize>()
+    );
+
     // The gate over the same history: even repeats are the baseline, odd ones the current runs.
     let t = Instant::now();
     let (base, cur): (Vec<_>, Vec<_>) = loaded.into_iter().partition(|(r, _)| {

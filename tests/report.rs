@@ -68,7 +68,9 @@ fn report_has_charts_tables_and_provenance() {
         "{printed}"
     );
     // minijinja escapes '/' as &#x2f; in text; browsers show a slash.
-    let html = std::fs::read_to_string(out.join("index.html")).unwrap().replace("&#x2f;", "/");
+    let html = std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .replace("&#x2f;", "/");
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(
         !html.contains("<script") && !html.contains("src=\"http") && !html.contains("href=\"http"),
@@ -119,7 +121,9 @@ fn strings_from_logs_are_escaped() {
     let (tmp, store) = store(("<script>alert(1)</script>", "b850|x"));
     let out = tmp.path().join("r");
     ok(&linkperf(&store, &["report", "-o", out.to_str().unwrap()]));
-    let html = std::fs::read_to_string(out.join("index.html")).unwrap().replace("&#x2f;", "/");
+    let html = std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .replace("&#x2f;", "/");
     assert!(!html.contains("<script>"), "label must show as text");
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
