@@ -104,6 +104,21 @@ pub struct Options<'a> {
     pub gate: Option<serde_json::Value>,
 }
 
+/// Provenance that stays readable (and the HTML small) for points aggregated over many runs:
+/// the first three `source:line`s and how many more.
+fn provenance(sources: &[String]) -> String {
+    let shown = sources
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    match sources.len() {
+        n if n > 3 => format!("{shown} and {} more", n - 3),
+        _ => shown,
+    }
+}
+
 fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
@@ -213,7 +228,7 @@ fn value_table(aggs: &[Aggregate]) -> Table {
                 Cell::text(&a.key.mtu),
                 Cell::text(size_text(a.key.msg_size_bytes)),
                 Cell::text(&a.key.metric),
-                Cell::num(a.median, &a.sources.join(", ")),
+                Cell::num(a.median, &provenance(&a.sources)),
                 Cell::text(a.n.to_string()),
                 Cell::num(a.min, ""),
                 Cell::num(a.max, ""),
@@ -238,15 +253,17 @@ fn metric_label(metric: &str) -> &'static str {
 /// Builds the perftest / qperf section of one test: charts against message size and a table.
 fn sized_section(
     test: &str,
-    selected: &[(Run, Platform)],
-    by: &str,
+    by_metric: &BTreeMap<&str, Vec<Point>>,
     colours: &BTreeMap<String, usize>,
     line_rates: &BTreeSet<String>,
 ) -> Result<Option<Section>> {
     let pick = |metric: &str| -> Result<Vec<Aggregate>> {
-        let pts: Vec<Point> = points::points(selected, by, Some(metric))
+        let pts: Vec<Point> = by_metric
+            .get(metric)
             .into_iter()
+            .flatten()
             .filter(|p| p.key.test == test)
+            .cloned()
             .collect();
         aggregate::aggregate(&prefer_client(pts))
     };
@@ -572,12 +589,24 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         .filter(|(r, _)| r.tool != "devinfo" && !r.measurements.is_empty())
         .map(|(r, _)| (r.tool.clone(), r.test.clone()))
         .collect();
+    // Points of each charted metric, computed once for all sections.
+    let by_metric: BTreeMap<&str, Vec<Point>> = [
+        "bw_avg_gbps",
+        "msg_rate_mpps",
+        "lat_typical_us",
+        "lat_avg_us",
+        "lat_p99_us",
+        "lat_p999_us",
+    ]
+    .into_iter()
+    .map(|m| (m, points::points(selected, by, Some(m))))
+    .collect();
     let mut sections = Vec::new();
     for (tool, test) in &tests {
         let s = match tool.as_str() {
             "iperf2" | "iperf3" => iperf_section(test, selected, by, &colours)?,
             "ibping" => None,
-            _ => sized_section(test, selected, by, &colours, &line_rates)?,
+            _ => sized_section(test, &by_metric, &colours, &line_rates)?,
         };
         sections.extend(s);
     }
@@ -618,7 +647,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
             ];
             for c in &r.cells {
                 row.push(match &c.stats {
-                    Some(s) => Cell::num(s.median, &s.sources.join(", ")),
+                    Some(s) => Cell::num(s.median, &provenance(&s.sources)),
                     None => Cell::text("missing"),
                 });
                 if c.group != comparison.baseline {
@@ -705,7 +734,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
                 label: label.into(),
                 value: format!("{} {unit}", format::num(a.median)),
                 detail: format!("{} {} MTU {}{at}{share}", a.key.test, a.key.role, a.key.mtu),
-                source: a.sources.join(", "),
+                source: provenance(&a.sources),
             });
         };
         push(
@@ -736,7 +765,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
     let mut findings: Vec<String> = comparison
         .findings
         .iter()
-        .map(|f| format!("{}: {} ({})", f.group, f.message, f.sources.join(", ")))
+        .map(|f| format!("{}: {} ({})", f.group, f.message, provenance(&f.sources)))
         .collect();
     findings.extend(mtu_findings(selected, by)?);
 
@@ -764,21 +793,19 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
 /// "MTU 1024 costs 6.3 % bandwidth" for groups measured at several MTUs (largest message).
 fn mtu_findings(selected: &[(Run, Platform)], by: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    let groups: BTreeSet<String> = selected
+    let group_of: BTreeMap<&str, String> = selected
         .iter()
-        .filter_map(|(r, p)| points::dimension(r, p, by))
+        .filter_map(|(r, p)| Some((r.run_id.as_str(), points::dimension(r, p, by)?)))
         .collect();
+    let all = prefer_client(points::points(selected, "mtu", Some("bw_avg_gbps")));
+    let groups: BTreeSet<&String> = group_of.values().collect();
     for g in groups {
-        let mine: Vec<(Run, Platform)> = selected
+        let mine: Vec<Point> = all
             .iter()
-            .filter(|(r, p)| points::dimension(r, p, by).as_deref() == Some(g.as_str()))
+            .filter(|p| group_of.get(p.run_id.as_str()) == Some(g))
             .cloned()
             .collect();
-        let aggs = aggregate::aggregate(&prefer_client(points::points(
-            &mine,
-            "mtu",
-            Some("bw_avg_gbps"),
-        )))?;
+        let aggs = aggregate::aggregate(&mine)?;
         let mut by_test: BTreeMap<&str, Vec<&Aggregate>> = BTreeMap::new();
         for a in &aggs {
             by_test.entry(a.key.test.as_str()).or_default().push(a);
