@@ -343,7 +343,7 @@ mod tests {
             "message size",
             "Gbit/s",
             "kunpeng920",
-            "8 MiB",
+            " MiB",
             "line rate",
         ] {
             assert!(svg.contains(text), "missing {text}");
