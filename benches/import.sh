@@ -9,8 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/linkperf-target}"
 size_mb="${SIZE_MB:-64}"
-cargo build --quiet --locked
-bin="$CARGO_TARGET_DIR/debug/linkperf"
+# The release profile by default, as `cargo bench` would; PROFILE=dev for a quick look.
+profile="${PROFILE:-release}"
+if [ "$profile" = release ]; then
+  cargo build --quiet --locked --release
+  bin="$CARGO_TARGET_DIR/release/linkperf"
+else
+  cargo build --quiet --locked
+  bin="$CARGO_TARGET_DIR/debug/linkperf"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
@@ -37,7 +44,7 @@ rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(f"{label:<34} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss:7.1f} MiB")
 PY
 }
-echo "linkperf import benchmark ($i files, single-threaded parser, debug profile with opt-level 2)"
+echo "linkperf import benchmark ($i files, single-threaded parser, $profile profile)"
 measure "parse corpus (--dry-run)" "$total" "$bin" import --dry-run "$work/corpus"
 measure "parse one $size_mb MB file (--dry-run)" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
 measure "import corpus into a Parquet store" "$total" "$bin" --store "$work/store" import "$work/corpus"

@@ -421,3 +421,72 @@ fn device_listings_from_samples_and_lab() {
         (Some("rxe0"), Some(1024))
     );
 }
+
+#[test]
+fn qperf_rdma_tests_over_soft_roce() {
+    let r = parse("fixtures/qperf/rxe-lab/qperf-rc-rdma.txt");
+    let tests: Vec<&str> = r.runs.iter().map(|r| r.test.as_str()).collect();
+    assert_eq!(tests.len(), 5, "{tests:?}");
+    let write_lat = r
+        .runs
+        .iter()
+        .find(|r| r.test == "rc_rdma_write_lat")
+        .unwrap();
+    assert_eq!(write_lat.measurements[0].lat_avg_us, Some(1530.0));
+    let write_bw = r
+        .runs
+        .iter()
+        .find(|r| r.test == "rc_rdma_write_bw")
+        .unwrap();
+    assert_eq!(write_bw.measurements[0].bw_avg_gbps, Some(13e6 * 8.0 / 1e9));
+
+    let r = parse("fixtures/qperf/rxe-lab/qperf-rc-atomics.txt");
+    let cas = r
+        .runs
+        .iter()
+        .find(|r| r.test == "rc_compare_swap_mr")
+        .unwrap();
+    assert_eq!(cas.measurements[0].msg_rate_mpps, Some(0.0148));
+
+    let r = parse("fixtures/qperf/rxe-lab/qperf-sweep-rc-lat.txt");
+    let sizes: Vec<u64> = r.runs[0]
+        .measurements
+        .iter()
+        .filter_map(|m| m.msg_size_bytes)
+        .collect();
+    assert_eq!(sizes, vec![1, 4, 16, 64, 256, 1024, 4096]);
+    assert_eq!(r.runs[0].measurements[0].lat_avg_us, Some(810.0));
+
+    // A test the server could not set up is a failed run with the server's words; the -cm1
+    // warning is kept as a fact, not taken for the error.
+    let r = parse("fixtures/qperf/rxe-lab/qperf-uc-tests.txt");
+    let uc = &r.runs[0];
+    assert_eq!((uc.test.as_str(), uc.status), ("uc_bw", RunStatus::Failed));
+    assert!(uc
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("failed to modify QP to RTR"));
+    assert!(uc.facts["warning"].contains("-cm1 set but not used"));
+
+    let r = parse("fixtures/qperf/rxe-lab/qperf-xrc-ver-tests.txt");
+    assert_eq!(r.runs[0].status, RunStatus::Failed);
+}
+
+#[test]
+fn iperf3_warning_before_json() {
+    let r = parse("fixtures/iperf3/iperf3-json-warning-first-client.txt");
+    let run = &r.runs[0];
+    assert_eq!(run.status, RunStatus::Ok);
+    assert!(
+        run.notes
+            .iter()
+            .any(|n| n.contains("Report format (-f) flag ignored")),
+        "{:?}",
+        run.notes
+    );
+    assert!(run
+        .measurements
+        .iter()
+        .any(|m| m.row_kind.as_deref() == Some("receiver")));
+}

@@ -15,7 +15,7 @@ pub mod text;
 pub mod transcript;
 
 use crate::model::{Measurement, Role, Run, RunStatus};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// Something in an input that could not be read, with where and why.
@@ -269,20 +269,40 @@ fn detect_families(text: &[String]) -> Vec<&'static str> {
 /// Copies device facts (`ibv_devinfo`, `ibstat`, `rdma link`) onto the benchmark runs of the
 /// same file and device, under `device.` keys; a fact already there wins (the first listing).
 fn attach_device_facts(runs: &mut [Run]) {
-    let devices: Vec<(Option<String>, String, BTreeMap<String, String>)> = runs
-        .iter()
-        .filter(|r| r.tool == "devinfo")
-        .filter_map(|r| Some((r.host.clone(), r.device.clone()?, r.facts.clone())))
-        .collect();
+    // One merged listing per (host, device): the first listing of a key wins, as a transcript
+    // that lists a device twice describes it first as the runs found it.
+    let mut devices: HashMap<(Option<String>, String), BTreeMap<String, String>> = HashMap::new();
+    for r in runs.iter().filter(|r| r.tool == "devinfo") {
+        let Some(device) = r.device.clone() else {
+            continue;
+        };
+        let merged = devices.entry((r.host.clone(), device)).or_default();
+        for (k, v) in &r.facts {
+            merged.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    if devices.is_empty() {
+        return;
+    }
     for run in runs.iter_mut().filter(|r| r.tool != "devinfo") {
         let Some(device) = run.device.clone() else {
             continue;
         };
-        for (host, dev, facts) in &devices {
-            let same_host = host.is_none() || run.host.is_none() || host == &run.host;
-            if dev != &device || !same_host {
-                continue;
-            }
+        // Same host first; a listing without a host (bare capture) applies to any host; a run
+        // without a host takes the listing of any host.
+        let mut sources: Vec<&BTreeMap<String, String>> = Vec::new();
+        sources.extend(devices.get(&(run.host.clone(), device.clone())));
+        if run.host.is_some() {
+            sources.extend(devices.get(&(None, device.clone())));
+        } else {
+            sources.extend(
+                devices
+                    .iter()
+                    .filter(|((_, d), _)| d == &device)
+                    .map(|(_, f)| f),
+            );
+        }
+        for facts in sources {
             for (k, v) in facts {
                 if !matches!(k.as_str(), "device" | "mtu" | "link_type") {
                     run.facts

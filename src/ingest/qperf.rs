@@ -134,6 +134,13 @@ pub fn parse_block(
         }
         // qperf's own complaints; anything else is prose around the capture.
         let t = line.trim();
+        if t.starts_with("warning:") {
+            // `warning: -cm1 set but not used in test uc_bw`: a note on the current test.
+            if let Some((_, _, facts, _)) = blocks.last_mut() {
+                facts.insert("warning".into(), t.to_string());
+            }
+            continue;
+        }
         const ERROR_WORDS: &[&str] = &[
             "failed",
             "bad test",
