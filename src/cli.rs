@@ -42,6 +42,8 @@ pub enum Command {
     History(HistoryArgs),
     /// Write an HTML and Markdown report with charts.
     Report(ReportArgs),
+    /// Run a suite of benchmarks between hosts, keep the raw logs, import them and report.
+    Run(RunArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -203,4 +205,34 @@ pub struct ReportArgs {
     /// A `linkperf gate --json` file: adds a regressions section.
     #[arg(long)]
     pub gate: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Suite file (TOML; examples under suites/). Or use --tests with --server/--client.
+    pub suite: Option<PathBuf>,
+    /// Shortcut: comma-separated tools to run (iperf, iperf3, qperf, ib_write_bw, ...).
+    #[arg(long)]
+    pub tests: Option<String>,
+    /// Shortcut: the server's address (local when it is this machine, else reached by ssh).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub server: String,
+    /// Shortcut: the client's address.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub client: String,
+    /// Directory under which the run directory `<timestamp>-<suite>/` is created.
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: PathBuf,
+    /// Label every imported run (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Print the plan (commands per host) and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Import but write no report.
+    #[arg(long)]
+    pub no_report: bool,
+    /// First TCP port for the tests (each test gets its own block of 10).
+    #[arg(long, default_value_t = 47000)]
+    pub base_port: u16,
 }

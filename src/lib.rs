@@ -17,6 +17,7 @@ pub mod ingest;
 pub mod model;
 pub mod normalize;
 pub mod report;
+pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod units;
@@ -58,5 +59,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::Gate(args) => commands::gate::run(&cli.store, &config, &args),
         cli::Command::History(args) => commands::history::run(&cli.store, &config, &args),
         cli::Command::Report(args) => commands::report::run(&cli.store, &config, &args),
+        cli::Command::Run(args) => commands::run::run(&cli.store, &config, &args),
     }
 }

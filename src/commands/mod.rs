@@ -7,4 +7,5 @@ pub mod history;
 pub mod import;
 pub mod ls;
 pub mod report;
+pub mod run;
 pub mod selection;

@@ -1,0 +1,169 @@
+//! `linkperf run`: suite → runner → raw logs → store → report. The last line printed is the
+//! report's path (or the run directory with --no-report).
+
+use crate::cli::RunArgs;
+use crate::config::Config;
+use crate::runner::{self, suite::Suite};
+use crate::store::Store;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Is `addr` this machine?
+fn is_local(addr: &str) -> bool {
+    addr == "localhost" || addr.starts_with("127.") || addr == "::1"
+}
+
+/// The suite of the `--tests` shortcut.
+fn shortcut_suite(args: &RunArgs, tests: &str) -> Result<(Suite, String)> {
+    let host = |name: &str, addr: &str| {
+        format!(
+            "[[host]]\nname = \"{name}\"\naddress = \"{addr}\"\n{}",
+            if is_local(addr) {
+                String::new()
+            } else {
+                format!("ssh = \"{addr}\"\n")
+            }
+        )
+    };
+    let mut text = format!(
+        "name = \"adhoc\"\n{}{}",
+        host("server", &args.server),
+        host("client", &args.client)
+    );
+    for t in tests.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let extra = match t {
+            "iperf" | "iperf3" => "duration = 3\n",
+            "qperf" => "tests = [\"tcp_bw\", \"tcp_lat\"]\n",
+            _ => "sizes = \"all\"\niterations = 100\n",
+        };
+        text.push_str(&format!(
+            "[[test]]\ntool = \"{t}\"\nserver = \"server\"\nclient = \"client\"\n{extra}"
+        ));
+    }
+    let suite = Suite::parse(&text).map_err(|e| {
+        anyhow!(
+            "--tests: {}",
+            e.split_once(": ").map_or(e.as_str(), |x| x.1)
+        )
+    })?;
+    Ok((suite, text))
+}
+
+pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStatus> {
+    let labels = super::import::parse_labels(&args.labels)?;
+    let (suite, suite_text) = match (&args.suite, &args.tests) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            (
+                Suite::parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?,
+                text,
+            )
+        }
+        (None, Some(tests)) => shortcut_suite(args, tests)?,
+        (None, None) => bail!("give a suite file or --tests (see suites/ for examples)"),
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let run_dir = args.runs_dir.join(format!("{stamp}-{}", suite.name));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        // Ctrl-C: stop the tests in flight, keep what finished, still import and report it.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
+    let manifest = runner::run_suite(
+        &suite,
+        &runner::Options {
+            run_dir: &run_dir,
+            suite_text: &suite_text,
+            dry_run: args.dry_run,
+            base_port: args.base_port,
+            progress: std::io::stderr().is_terminal(),
+        },
+        interrupted.clone(),
+    )?;
+    if args.dry_run {
+        return Ok(ExitStatus::Success);
+    }
+
+    // Import every log of the run directory, exactly as `linkperf import` would.
+    let mut labels = labels;
+    labels.insert("suite".into(), suite.name.clone());
+    labels.insert("run".into(), manifest.run.clone());
+    let store = Store::open(store_dir, true)?;
+    let mut tx = store.begin()?;
+    let mut logs: Vec<_> = std::fs::read_dir(&run_dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    let mut rows = 0;
+    for log in &logs {
+        let bytes = std::fs::read(log)?;
+        let mut runs = crate::ingest::parse_bytes(&log.display().to_string(), &bytes).runs;
+        for r in &mut runs {
+            r.labels
+                .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        rows += runs.iter().map(|r| r.measurements.len()).sum::<usize>();
+        tx.add(runs)?;
+    }
+    let outcome = tx.commit()?;
+    let failed: Vec<_> = manifest.runs.iter().filter(|r| r.status != "ok").collect();
+    println!(
+        "{} of {} runs passed; stored {} runs ({} rows from {rows}) in {}",
+        manifest.runs.len() - failed.len(),
+        manifest.runs.len(),
+        outcome.added_runs,
+        outcome.added_rows,
+        store.root().display()
+    );
+    for f in &failed {
+        println!(
+            "  {} (repeat {}): {}: {}",
+            f.test,
+            f.repeat,
+            f.status,
+            f.error.as_deref().unwrap_or("")
+        );
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        println!("interrupted: kept the runs that finished");
+    }
+    let last = if args.no_report {
+        run_dir.display().to_string()
+    } else {
+        let out = run_dir.join("report");
+        let report_args = crate::cli::ReportArgs {
+            output: out.clone(),
+            filters: vec![format!("run={}", manifest.run)],
+            by: "platform".into(),
+            baseline: None,
+            format: "html,md".into(),
+            title: format!("linkperf run {}", manifest.run),
+            templates: None,
+            dump_context: false,
+            gate: None,
+        };
+        let stdout_report = super::report::run(store_dir, config, &report_args);
+        match stdout_report {
+            Ok(_) => out.join("index.html").display().to_string(),
+            Err(e) => {
+                println!("no report: {e:#}");
+                run_dir.display().to_string()
+            }
+        }
+    };
+    println!("{last}");
+    Ok(if failed.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Error
+    })
+}

@@ -1,0 +1,437 @@
+//! `linkperf run`: runs a suite's tests between hosts (this machine, or remote ones through the
+//! system ssh client), keeps every raw log exactly as the tools printed it (after one `$ command`
+//! line), captures host facts, writes a manifest, imports the logs through the same parsers as
+//! `linkperf import`, and writes a report.
+//!
+//! Per run: start the server, wait until its port listens, start the client, enforce timeouts
+//! on both, stop the server (SIGINT, so it prints its summary), retry a server that failed to
+//! start once. A failed test is recorded with its error and the suite goes on. Ctrl-C stops the
+//! tests in flight and keeps what finished.
+
+pub mod suite;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use suite::{on_host, Host, Suite};
+
+/// What happened to one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub test: String,
+    pub repeat: u32,
+    pub size: Option<u64>,
+    pub server_command: Vec<String>,
+    pub client_command: Vec<String>,
+    pub server_log: String,
+    pub client_log: String,
+    pub server_exit: Option<i32>,
+    pub client_exit: Option<i32>,
+    pub seconds: f64,
+    /// `ok`, `failed`, `timeout`, `interrupted`.
+    pub status: String,
+    pub error: Option<String>,
+}
+
+/// The manifest of a run directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest {
+    pub suite: String,
+    pub run: String,
+    pub linkperf: String,
+    pub hosts: Vec<String>,
+    pub runs: Vec<RunRecord>,
+}
+
+/// Shell-style rendering of an argument vector, for the log's first line.
+fn display(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| suite::shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts `argv` with stdout and stderr appended to `log`, after a `$ command` line.
+fn spawn_logged(argv: &[String], log: &Path) -> Result<Child> {
+    let mut f = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    writeln!(f, "$ {}", display(argv))?;
+    f.flush()?;
+    let err = f.try_clone()?;
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(f))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .with_context(|| format!("cannot start {}", argv[0]))
+}
+
+/// Sends SIGINT (tools print their summary on it), then SIGKILL if the process lingers.
+fn stop(child: &mut Child, grace: Duration) -> Option<i32> {
+    if let Ok(Some(s)) = child.try_wait() {
+        return s.code();
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            return s.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait().ok().and_then(|s| s.code())
+}
+
+/// Waits for a child until `timeout` or an interrupt. `Err(true)` timed out, `Err(false)` interrupted.
+fn wait(
+    child: &mut Child,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> std::result::Result<Option<i32>, bool> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Ok(s.code());
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            return Err(false);
+        }
+        if Instant::now() >= deadline {
+            return Err(true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Is TCP `port` listening on `host` (read from /proc/net/tcp{,6}, over ssh for remote hosts)?
+fn listening(host: &Host, port: u16) -> bool {
+    let text = match &host.ssh {
+        None => ["/proc/net/tcp", "/proc/net/tcp6"]
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect::<String>(),
+        Some(_) => {
+            let argv = on_host(
+                host,
+                &suite::Argv(vec![
+                    "cat".into(),
+                    "/proc/net/tcp".into(),
+                    "/proc/net/tcp6".into(),
+                ]),
+            );
+            Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+                .unwrap_or_default()
+        }
+    };
+    let want = format!(":{port:04X}");
+    text.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 3 && f[1].ends_with(&want) && f[3] == "0A"
+    })
+}
+
+/// Options of a suite run.
+pub struct Options<'a> {
+    pub run_dir: &'a Path,
+    /// The suite as written (saved as suite.toml in the run directory).
+    pub suite_text: &'a str,
+    pub dry_run: bool,
+    pub base_port: u16,
+    pub progress: bool,
+}
+
+/// Host facts: each command's output after a `$ command` line, in one log per host, so the
+/// device listings import as device facts.
+fn host_facts(host: &Host, dir: &Path) -> Result<PathBuf> {
+    let path = dir.join(format!("host-{}.log", host.name));
+    let mut f = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["uname", "-a"],
+        vec!["cat", "/etc/os-release"],
+        vec!["lscpu"],
+        vec!["ibv_devinfo", "-v"],
+        vec!["rdma", "link"],
+        vec![
+            "sysctl",
+            "net.core.rmem_max",
+            "net.core.wmem_max",
+            "net.ipv4.tcp_rmem",
+            "net.ipv4.tcp_wmem",
+        ],
+        vec!["iperf3", "--version"],
+        vec!["iperf", "-v"],
+        vec!["qperf", "--version"],
+        vec!["ib_write_bw", "--version"],
+    ];
+    let mut netdevs = Vec::new();
+    for c in cmds {
+        let argv = on_host(
+            host,
+            &suite::Argv(c.iter().map(|s| s.to_string()).collect()),
+        );
+        writeln!(f, "$ {}", c.join(" "))?;
+        let out = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .output();
+        match out {
+            Ok(o) => {
+                f.write_all(&o.stdout)?;
+                f.write_all(&o.stderr)?;
+                if c == ["rdma", "link"] {
+                    let text = String::from_utf8_lossy(&o.stdout);
+                    netdevs.extend(
+                        text.split_whitespace()
+                            .skip_while(|w| *w != "netdev")
+                            .nth(1)
+                            .map(str::to_string),
+                    );
+                }
+            }
+            Err(e) => writeln!(f, "(not run: {e})")?,
+        }
+    }
+    for nd in netdevs {
+        for c in [
+            vec!["ethtool".to_string(), nd.clone()],
+            vec!["ethtool".into(), "-i".into(), nd.clone()],
+        ] {
+            let argv = on_host(host, &suite::Argv(c.clone()));
+            writeln!(f, "$ {}", c.join(" "))?;
+            if let Ok(o) = Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::null())
+                .output()
+            {
+                f.write_all(&o.stdout)?;
+                f.write_all(&o.stderr)?;
+            }
+        }
+    }
+    Ok(path)
+}
+
+/// Runs a suite into `opts.run_dir`. Returns the manifest (also written as manifest.json).
+pub fn run_suite(
+    suite: &Suite,
+    opts: &Options<'_>,
+    interrupted: Arc<AtomicBool>,
+) -> Result<Manifest> {
+    let mut planned = Vec::new();
+    for (i, t) in suite.tests.iter().enumerate() {
+        let (server, client) = (suite.host(&t.server)?, suite.host(&t.client)?);
+        let port = opts.base_port + (i as u16) * 10;
+        for r in suite::plan(t, server, client, port) {
+            planned.push((t, server, client, r));
+        }
+    }
+    let run_name = opts
+        .run_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("run")
+        .to_string();
+    if opts.dry_run {
+        for (t, s, c, r) in &planned {
+            println!("{} (repeat {}) timeout {} s", r.test, r.repeat, t.timeout_s);
+            println!(
+                "  server on {}: {}",
+                s.name,
+                display(&on_host(s, &r.server))
+            );
+            println!(
+                "  client on {}: {}",
+                c.name,
+                display(&on_host(c, &r.client))
+            );
+        }
+        return Ok(Manifest {
+            suite: suite.name.clone(),
+            run: run_name,
+            linkperf: env!("CARGO_PKG_VERSION").into(),
+            hosts: vec![],
+            runs: vec![],
+        });
+    }
+    std::fs::create_dir_all(opts.run_dir)
+        .with_context(|| format!("cannot create {}", opts.run_dir.display()))?;
+    std::fs::write(opts.run_dir.join("suite.toml"), opts.suite_text)?;
+    let mut hosts = Vec::new();
+    for h in &suite.hosts {
+        hosts.push(
+            host_facts(h, opts.run_dir)?
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_string(),
+        );
+    }
+    let bar = indicatif::ProgressBar::new(planned.len() as u64);
+    if opts.progress {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{pos}/{len} {wide_msg} [{elapsed_precise}, ETA {eta}]",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let mut records = Vec::new();
+    for (t, server, client, r) in &planned {
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        bar.set_message(format!("{} {} → {}", r.test, client.name, server.name));
+        let stem = match r.size {
+            Some(s) => format!("{}-r{}-s{s}", r.test, r.repeat),
+            None => format!("{}-r{}", r.test, r.repeat),
+        };
+        let (slog, clog) = (
+            opts.run_dir.join(format!("{stem}-server.log")),
+            opts.run_dir.join(format!("{stem}-client.log")),
+        );
+        let start = Instant::now();
+        let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
+        let mut record = RunRecord {
+            test: r.test.clone(),
+            repeat: r.repeat,
+            size: r.size,
+            server_command: sargv.clone(),
+            client_command: cargv.clone(),
+            server_log: slog
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .into(),
+            client_log: clog
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .into(),
+            server_exit: None,
+            client_exit: None,
+            seconds: 0.0,
+            status: "ok".into(),
+            error: None,
+        };
+        // Start the server; retry once when it dies or never listens.
+        let mut srv = None;
+        for attempt in 0..2 {
+            let mut child = match spawn_logged(&sargv, &slog) {
+                Ok(c) => c,
+                Err(e) => {
+                    record.error = Some(format!("{e:#}"));
+                    break;
+                }
+            };
+            let deadline = Instant::now() + Duration::from_secs(15);
+            let mut ready = false;
+            while Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) {
+                if listening(server, r.port) {
+                    ready = true;
+                    break;
+                }
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if ready {
+                srv = Some(child);
+                break;
+            }
+            record.server_exit = stop(&mut child, Duration::from_secs(2));
+            let log = std::fs::read_to_string(&slog).unwrap_or_default();
+            record.error = Some(format!(
+                "server did not listen on port {} (attempt {}): {}",
+                r.port,
+                attempt + 1,
+                log.lines().skip(1).last().unwrap_or("no output")
+            ));
+        }
+        let Some(mut srv) = srv else {
+            record.status = "failed".into();
+            record.seconds = start.elapsed().as_secs_f64();
+            records.push(record);
+            bar.inc(1);
+            continue;
+        };
+        record.error = None;
+        match spawn_logged(&cargv, &clog) {
+            Ok(mut cli) => match wait(&mut cli, Duration::from_secs(t.timeout_s), &interrupted) {
+                Ok(code) => {
+                    record.client_exit = code;
+                    if code != Some(0) {
+                        record.status = "failed".into();
+                        let log = std::fs::read_to_string(&clog).unwrap_or_default();
+                        record.error = Some(
+                            log.lines()
+                                .skip(1)
+                                .filter(|l| !l.trim().is_empty())
+                                .last()
+                                .unwrap_or("client failed")
+                                .to_string(),
+                        );
+                    }
+                }
+                Err(timed_out) => {
+                    record.client_exit = stop(&mut cli, Duration::from_secs(2));
+                    record.status = if timed_out {
+                        "timeout".into()
+                    } else {
+                        "interrupted".into()
+                    };
+                    record.error = Some(if timed_out {
+                        format!("client timed out after {} s", t.timeout_s)
+                    } else {
+                        "interrupted".into()
+                    });
+                }
+            },
+            Err(e) => {
+                record.status = "failed".into();
+                record.error = Some(format!("{e:#}"));
+            }
+        }
+        // Servers that serve one client (perftest, iperf3 -1) exit by themselves.
+        let grace = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < grace {
+            if let Ok(Some(_)) = srv.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        record.server_exit = stop(&mut srv, Duration::from_secs(3));
+        record.seconds = start.elapsed().as_secs_f64();
+        records.push(record);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let manifest = Manifest {
+        suite: suite.name.clone(),
+        run: run_name,
+        linkperf: env!("CARGO_PKG_VERSION").into(),
+        hosts,
+        runs: records,
+    };
+    std::fs::write(
+        opts.run_dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)? + "\n",
+    )?;
+    Ok(manifest)
+}

@@ -1,0 +1,430 @@
+//! Suites: which tests to run between which hosts, in TOML (examples under `suites/`), and how
+//! each test becomes the server's and the client's argument lists. Commands are argument
+//! vectors from the start; nothing a user wrote is pasted into a shell line.
+
+use anyhow::{anyhow, bail, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A host: this machine (no `ssh`) or a remote one reached with the system ssh client.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub name: String,
+    /// The address clients use to reach this host's servers.
+    #[serde(default = "localhost")]
+    pub address: String,
+    /// `user@host` or an ssh config alias; absent for this machine.
+    pub ssh: Option<String>,
+    /// RDMA device for perftest and ibping (`-d` / `-C`).
+    pub device: Option<String>,
+    pub gid_index: Option<u32>,
+    /// Argument prefix such as `["numactl", "-i", "1"]` or `["taskset", "-c", "16-23"]`.
+    #[serde(default)]
+    pub wrapper: Vec<String>,
+    /// Paths of tools that are not on PATH, by program name.
+    #[serde(default)]
+    pub tool_paths: BTreeMap<String, String>,
+}
+
+fn localhost() -> String {
+    "127.0.0.1".into()
+}
+
+/// One test of a suite.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Test {
+    /// `iperf` (iperf 2), `iperf3`, `qperf`, or a perftest program (`ib_write_bw`, ...).
+    pub tool: String,
+    pub name: Option<String>,
+    pub server: String,
+    pub client: String,
+    /// Extra flags for both sides (perftest needs the same on both).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra flags for the client only (iperf `-P 4`).
+    #[serde(default)]
+    pub client_args: Vec<String>,
+    /// perftest: `"all"` for `-a`, or a list of sizes (one run each).
+    pub sizes: Option<Sizes>,
+    pub iterations: Option<u64>,
+    /// Seconds (`-t` for iperf, `-D` for perftest, `-t` for qperf).
+    pub duration: Option<u64>,
+    pub qps: Option<u32>,
+    pub connection: Option<String>,
+    pub mtu: Option<u32>,
+    /// qperf tests (`tcp_bw`, `rc_lat`, ...).
+    #[serde(default)]
+    pub tests: Vec<String>,
+    #[serde(default = "one")]
+    pub repeats: u32,
+    #[serde(default = "default_timeout")]
+    pub timeout_s: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_timeout() -> u64 {
+    120
+}
+
+/// perftest message sizes.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Sizes {
+    All(String),
+    List(Vec<u64>),
+}
+
+/// A whole suite.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    #[serde(default, rename = "host")]
+    pub hosts: Vec<Host>,
+    #[serde(default, rename = "test")]
+    pub tests: Vec<Test>,
+}
+
+impl Suite {
+    /// Parses a suite; errors start with the 1-based line.
+    pub fn parse(text: &str) -> std::result::Result<Suite, String> {
+        let suite: Suite = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            });
+            format!("{line}: {}", e.message())
+        })?;
+        suite.validate().map_err(|e| format!("1: {e}"))?;
+        Ok(suite)
+    }
+
+    /// Checks names, references and tools.
+    pub fn validate(&self) -> Result<()> {
+        let valid_name = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        };
+        if !valid_name(&self.name) {
+            bail!(
+                "suite name {:?} must be letters, digits, '-', '_' or '.'",
+                self.name
+            );
+        }
+        for h in &self.hosts {
+            if !valid_name(&h.name) {
+                bail!(
+                    "host name {:?} must be letters, digits, '-', '_' or '.'",
+                    h.name
+                );
+            }
+            let addr_ok = |s: &str| {
+                !s.is_empty()
+                    && !s.starts_with('-')
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.:@[]%".contains(c))
+            };
+            if !addr_ok(&h.address) || h.ssh.as_deref().is_some_and(|s| !addr_ok(s)) {
+                bail!("host {}: address or ssh target is not a host name", h.name);
+            }
+        }
+        for t in &self.tests {
+            for side in [&t.server, &t.client] {
+                if !self.hosts.iter().any(|h| &h.name == side) {
+                    bail!(
+                        "test {}: no host named {side:?}. Hosts: {}",
+                        t.tool,
+                        self.hosts
+                            .iter()
+                            .map(|h| h.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+            if !is_known_tool(&t.tool) {
+                bail!("test tool {:?} is not one linkperf runs. Choose from: iperf, iperf3, qperf, ib_send_bw, ib_read_bw, ib_write_bw, ib_atomic_bw, ib_send_lat, ib_read_lat, ib_write_lat, ib_atomic_lat", t.tool);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn host(&self, name: &str) -> Result<&Host> {
+        self.hosts
+            .iter()
+            .find(|h| h.name == name)
+            .ok_or_else(|| anyhow!("no host named {name:?}"))
+    }
+}
+
+fn is_known_tool(tool: &str) -> bool {
+    matches!(tool, "iperf" | "iperf3" | "qperf")
+        || crate::ingest::command::tool_family(tool) == Some("perftest")
+}
+
+/// One side's command: program and arguments, before wrappers and ssh.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Argv(pub Vec<String>);
+
+/// The server and client commands of one run of a test (one size for perftest size lists).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedRun {
+    pub test: String,
+    pub repeat: u32,
+    pub port: u16,
+    pub server: Argv,
+    pub client: Argv,
+    /// For perftest size lists: the size of this run.
+    pub size: Option<u64>,
+}
+
+fn program(host: &Host, name: &str) -> String {
+    host.tool_paths
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Builds the argument lists of every run of a test.
+pub fn plan(test: &Test, server: &Host, client: &Host, port: u16) -> Vec<PlannedRun> {
+    let name = test.name.clone().unwrap_or_else(|| test.tool.clone());
+    let sizes: Vec<Option<u64>> = match &test.sizes {
+        Some(Sizes::List(list)) => list.iter().map(|s| Some(*s)).collect(),
+        _ => vec![None],
+    };
+    let mut out = Vec::new();
+    for repeat in 1..=test.repeats.max(1) {
+        for size in &sizes {
+            let s = |v: &str| v.to_string();
+            let (srv, cli) = match test.tool.as_str() {
+                "iperf" | "iperf3" => {
+                    let mut srv = vec![
+                        program(server, &test.tool),
+                        s("-s"),
+                        s("-p"),
+                        port.to_string(),
+                    ];
+                    if test.tool == "iperf3" {
+                        srv.push(s("-1"));
+                    }
+                    let mut cli = vec![
+                        program(client, &test.tool),
+                        s("-c"),
+                        server.address.clone(),
+                        s("-p"),
+                        port.to_string(),
+                    ];
+                    if let Some(d) = test.duration {
+                        cli.extend([s("-t"), d.to_string()]);
+                    }
+                    srv.extend(test.args.iter().cloned());
+                    cli.extend(test.args.iter().cloned());
+                    cli.extend(test.client_args.iter().cloned());
+                    (srv, cli)
+                }
+                "qperf" => {
+                    let srv = vec![program(server, "qperf"), s("-lp"), port.to_string()];
+                    let mut cli = vec![
+                        program(client, "qperf"),
+                        server.address.clone(),
+                        s("-lp"),
+                        port.to_string(),
+                    ];
+                    if let Some(d) = test.duration {
+                        cli.extend([s("-t"), d.to_string()]);
+                    }
+                    cli.extend(test.args.iter().cloned());
+                    cli.extend(test.client_args.iter().cloned());
+                    cli.extend(test.tests.iter().cloned());
+                    (srv, cli)
+                }
+                perftest => {
+                    let side = |host: &Host| {
+                        let mut a = vec![program(host, perftest), s("-p"), port.to_string()];
+                        if let Some(d) = &host.device {
+                            a.extend([s("-d"), d.clone()]);
+                        }
+                        if let Some(g) = host.gid_index {
+                            a.extend([s("-x"), g.to_string()]);
+                        }
+                        match (&test.sizes, size) {
+                            (Some(Sizes::All(_)), _) => a.push(s("-a")),
+                            (_, Some(sz)) => a.extend([s("-s"), sz.to_string()]),
+                            _ => {}
+                        }
+                        if let Some(n) = test.iterations {
+                            a.extend([s("-n"), n.to_string()]);
+                        }
+                        if let Some(d) = test.duration {
+                            a.extend([s("-D"), d.to_string()]);
+                        }
+                        if let Some(q) = test.qps {
+                            a.extend([s("-q"), q.to_string()]);
+                        }
+                        if let Some(c) = &test.connection {
+                            a.extend([s("-c"), c.clone()]);
+                        }
+                        if let Some(m) = test.mtu {
+                            a.extend([s("-m"), m.to_string()]);
+                        }
+                        a.extend(test.args.iter().cloned());
+                        a
+                    };
+                    let srv = side(server);
+                    let mut cli = side(client);
+                    cli.extend(test.client_args.iter().cloned());
+                    cli.push(server.address.clone());
+                    (srv, cli)
+                }
+            };
+            out.push(PlannedRun {
+                test: name.clone(),
+                repeat,
+                port,
+                server: Argv(server.wrapper.iter().cloned().chain(srv).collect()),
+                client: Argv(client.wrapper.iter().cloned().chain(cli).collect()),
+                size: *size,
+            });
+        }
+    }
+    out
+}
+
+/// Quotes one argument for a POSIX shell (needed only for the remote side of ssh, which hands
+/// its arguments to the remote shell).
+pub fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+%".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+/// The argument vector that runs `argv` on `host`: as is locally, or through
+/// `ssh -o BatchMode=yes HOST -- quoted...` remotely.
+pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
+    match &host.ssh {
+        None => argv.0.clone(),
+        Some(target) => {
+            let mut v = vec![
+                "ssh".to_string(),
+                "-o".into(),
+                "BatchMode=yes".into(),
+                "-o".into(),
+                "ConnectTimeout=10".into(),
+            ];
+            if let Some((h, port)) = target
+                .rsplit_once(':')
+                .filter(|(_, p)| p.parse::<u16>().is_ok())
+            {
+                v.extend(["-p".into(), port.to_string(), h.to_string()]);
+            } else {
+                v.push(target.clone());
+            }
+            v.push("--".into());
+            v.push(
+                argv.0
+                    .iter()
+                    .map(|a| shell_quote(a))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            v
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perftest_plan() {
+        let suite = Suite::parse(
+            "name = \"s\"\n[[host]]\nname = \"a\"\naddress = \"10.0.2.15\"\ndevice = \"rxe0\"\ngid_index = 1\nwrapper = [\"numactl\", \"-i\", \"1\"]\n[[test]]\ntool = \"ib_write_bw\"\nserver = \"a\"\nclient = \"a\"\nsizes = \"all\"\niterations = 5\nargs = [\"--report_gbits\"]\n",
+        )
+        .unwrap();
+        let h = suite.host("a").unwrap();
+        let runs = plan(&suite.tests[0], h, h, 18600);
+        assert_eq!(runs.len(), 1);
+        assert_eq!(
+            runs[0].client.0,
+            [
+                "numactl",
+                "-i",
+                "1",
+                "ib_write_bw",
+                "-p",
+                "18600",
+                "-d",
+                "rxe0",
+                "-x",
+                "1",
+                "-a",
+                "-n",
+                "5",
+                "--report_gbits",
+                "10.0.2.15"
+            ]
+        );
+        assert_eq!(runs[0].server.0.last().unwrap(), "--report_gbits");
+    }
+
+    #[test]
+    fn ssh_quotes_the_remote_side() {
+        let h = Host {
+            name: "b".into(),
+            address: "b".into(),
+            ssh: Some("lab@b:2222".into()),
+            ..Host::default()
+        };
+        let v = on_host(
+            &h,
+            &Argv(vec![
+                "iperf3".into(),
+                "-c".into(),
+                "a b".into(),
+                "$(rm -rf /)".into(),
+            ]),
+        );
+        assert_eq!(
+            v[..7],
+            [
+                "ssh",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=10",
+                "-p",
+                "2222"
+            ]
+        );
+        assert_eq!(v.last().unwrap(), "iperf3 -c 'a b' '$(rm -rf /)'");
+    }
+
+    #[test]
+    fn bad_suites_are_rejected_with_the_line() {
+        assert!(Suite::parse(
+            "name = \"s\"\n[[test]]\ntool = \"iperf3\"\nserver = \"x\"\nclient = \"x\"\n"
+        )
+        .unwrap_err()
+        .contains("no host named"));
+        assert!(Suite::parse("name = \"s\"\ncolour = 1\n")
+            .unwrap_err()
+            .starts_with("2: "));
+        assert!(
+            Suite::parse("name = \"s\"\n[[host]]\nname = \"a\"\nssh = \"-oProxyCommand=x\"\n")
+                .is_err()
+        );
+        assert!(Suite::parse("name = \"s\"\n[[host]]\nname = \"a\"\n[[test]]\ntool = \"rm\"\nserver = \"a\"\nclient = \"a\"\n").is_err());
+    }
+}

@@ -1,0 +1,216 @@
+//! `linkperf run` for real on loopback: iperf 2, iperf3 and qperf run between two processes on
+//! 127.0.0.1, their raw logs are kept, imported, and the stored numbers are the printed ones.
+//! `.ci/run` installs the tools; without them these tests fail rather than pass vacuously.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn linkperf(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_linkperf"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("LINKPERF_STORE", store)
+        .args(args)
+        .output()
+        .expect("run linkperf")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+}
+
+fn run_dir(runs: &Path) -> PathBuf {
+    std::fs::read_dir(runs)
+        .unwrap()
+        .next()
+        .expect("a run directory")
+        .unwrap()
+        .path()
+}
+
+#[test]
+fn loopback_suite_end_to_end() {
+    for tool in ["iperf", "iperf3", "qperf"] {
+        assert!(
+            Command::new("which")
+                .arg(tool)
+                .output()
+                .unwrap()
+                .status
+                .success(),
+            "{tool} is not installed"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let o = linkperf(
+        &store,
+        &[
+            "run",
+            "suites/loopback-tcp.toml",
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--base-port",
+            "47300",
+            "--label",
+            "platform=loopback",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    let last = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        last.ends_with("report/index.html") && Path::new(&last).exists(),
+        "{out}"
+    );
+
+    let dir = run_dir(&runs);
+    for f in [
+        "suite.toml",
+        "manifest.json",
+        "host-local.log",
+        "iperf2-4-streams-r1-client.log",
+        "iperf3-r1-server.log",
+        "qperf-r1-client.log",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing in {}", dir.display());
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["status"] == "ok"));
+
+    // The stored rows are exactly what importing the kept logs gives.
+    let run_name = dir.file_name().unwrap().to_str().unwrap();
+    for log in [
+        "iperf3-r1-client.log",
+        "iperf2-4-streams-r1-client.log",
+        "qperf-r1-client.log",
+    ] {
+        let path = dir.join(log);
+        let parsed = linkperf::ingest::parse_bytes(
+            &path.display().to_string(),
+            &std::fs::read(&path).unwrap(),
+        );
+        let rows: usize = parsed.runs.iter().map(|r| r.measurements.len()).sum();
+        assert!(rows > 0, "{log}: no rows");
+        let exported = linkperf(
+            &store,
+            &[
+                "export",
+                "--where",
+                &format!("run={run_name},source={}", path.display()),
+            ],
+        );
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&exported.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), rows, "{log}");
+        // Same rows, same numbers, same raw text (the store's order may differ).
+        let mut want: Vec<(String, Option<f64>)> = parsed
+            .runs
+            .iter()
+            .flat_map(|r| &r.measurements)
+            .map(|m| (m.raw_text.clone(), m.bw_avg_gbps.or(m.lat_avg_us)))
+            .collect();
+        let mut got: Vec<(String, Option<f64>)> = lines
+            .iter()
+            .map(|l| {
+                let v = l["bw_avg_gbps"].as_f64().or(l["lat_avg_us"].as_f64());
+                (l["raw_text"].as_str().unwrap().to_string(), v)
+            })
+            .collect();
+        want.sort_by(|a, b| a.0.cmp(&b.0));
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(got, want, "{log}");
+        assert_eq!(lines[0]["labels"]["platform"], "loopback");
+    }
+    // iperf 2 ran 4 streams: the client's SUM total is stored.
+    let sums = linkperf(
+        &store,
+        &[
+            "export",
+            "--where",
+            &format!("run={run_name},test=iperf2_tcp,role=client"),
+        ],
+    );
+    let sum_total = String::from_utf8_lossy(&sums.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["stream"] == "SUM" && r["row_kind"] == "total");
+    assert!(sum_total.is_some_and(|r| r["bw_avg_gbps"].as_f64().unwrap() > 0.0));
+}
+
+#[test]
+fn a_failing_test_is_recorded_and_the_suite_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let suite = tmp.path().join("suite.toml");
+    // The first test's server cannot start (no such program); the second runs.
+    std::fs::write(
+        &suite,
+        "name = \"fail-then-pass\"\n[[host]]\nname = \"l\"\ntool_paths = { iperf3 = \"/nonexistent/iperf3\" }\n[[test]]\ntool = \"iperf3\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\n[[test]]\ntool = \"qperf\"\nserver = \"l\"\nclient = \"l\"\ntests = [\"tcp_lat\"]\n",
+    )
+    .unwrap();
+    let o = linkperf(
+        &store,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--base-port",
+            "47400",
+            "--no-report",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let out = text(&o);
+    assert!(
+        out.contains("1 of 2 runs passed")
+            && out.contains("iperf3 (repeat 1): failed: cannot start /nonexistent/iperf3"),
+        "{out}"
+    );
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_dir(&runs).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["runs"][1]["status"], "ok");
+}
+
+#[test]
+fn dry_run_and_bad_suites() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let o = linkperf(
+        &store,
+        &[
+            "run",
+            "suites/perftest-sweep.toml",
+            "--dry-run",
+            "--runs-dir",
+            runs.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    // The remote command is one argument of ssh, quoted for the remote shell.
+    assert!(plan.contains("ssh -o BatchMode=yes -o ConnectTimeout=10 root@node2 -- 'taskset -c 16-23 ib_write_bw -p 47000 -d hns_1 -a --report_gbits 192.170.1.10'"), "{plan}");
+    assert!(!runs.exists(), "a dry run creates nothing");
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\n[[test]]\ntool = \"iperf3\"\nserver = \"a\"\nclient = \"b\"\nspeed = 1\n",
+    )
+    .unwrap();
+    let o = linkperf(&store, &["run", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("bad.toml:6:"), "{}", text(&o));
+}
