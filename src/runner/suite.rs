@@ -14,8 +14,11 @@ pub struct Host {
     /// The address clients use to reach this host's servers.
     #[serde(default = "localhost")]
     pub address: String,
-    /// `user@host` or an ssh config alias; absent for this machine.
+    /// `user@host` (optionally `:port`) or an ssh config alias; absent for this machine.
     pub ssh: Option<String>,
+    /// Extra ssh client options, e.g. `["-F", "lab_ssh_config"]` or `["-i", "key"]`.
+    #[serde(default)]
+    pub ssh_options: Vec<String>,
     /// RDMA device for perftest and ibping (`-d` / `-C`).
     pub device: Option<String>,
     pub gid_index: Option<u32>,
@@ -322,6 +325,7 @@ pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
                 "-o".into(),
                 "ConnectTimeout=10".into(),
             ];
+            v.extend(host.ssh_options.iter().cloned());
             if let Some((h, port)) = target
                 .rsplit_once(':')
                 .filter(|(_, p)| p.parse::<u16>().is_ok())
