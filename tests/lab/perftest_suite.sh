@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `linkperf run` against a real RDMA stack: boots the Soft-RoCE lab (../shared/lab/), runs
+# suites/soft-roce.toml with server and client both in the guest against rxe0, and checks that
+# every test passed and produced rows. Lab numbers say nothing about performance.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+lab=../shared/lab/lab.sh
+if [ ! -x "$lab" ] && [ ! -f "$lab" ]; then
+  echo "lab-perftest: $lab not found" >&2
+  exit 2
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/linkperf-target}"
+cargo build --quiet --locked
+bin="$CARGO_TARGET_DIR/debug/linkperf"
+work=$(mktemp -d /var/tmp/linkperf-labrun.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp suites/soft-roce.toml "$work/"
+bash "$lab" deps > "$work/deps.log" 2>&1 || { tail -20 "$work/deps.log"; exit 2; }
+bash "$lab" build > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; exit 2; }
+LAB_SHARES="$work $CARGO_TARGET_DIR" LAB_CWD="$work" LAB_TIMEOUT=1200 \
+  bash "$lab" run "$bin --store $work/store run $work/soft-roce.toml --runs-dir $work/runs --no-report" \
+  > "$work/run.log" 2>&1 || { tail -30 "$work/run.log"; echo "lab-perftest: the suite failed in the lab" >&2; exit 1; }
+grep -q "4 of 4 runs passed" "$work/run.log" || { tail -30 "$work/run.log"; exit 1; }
+for t in ib_write_bw ib_send_lat; do
+  rows=$("$bin" --store "$work/store" export --where "test=$t,role=client" | wc -l)
+  if [ "$rows" -lt 1 ]; then
+    echo "lab-perftest: $t produced no rows" >&2
+    exit 1
+  fi
+  echo "lab-perftest: $t: $rows client rows"
+done
+write_rows=$("$bin" --store "$work/store" export --where "test=ib_write_bw,role=client,device=rxe0" | wc -l)
+[ "$write_rows" -eq 23 ] || { echo "lab-perftest: ib_write_bw -a gave $write_rows rows, expected 23" >&2; exit 1; }
+echo "lab-perftest: ok"
