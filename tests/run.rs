@@ -328,3 +328,97 @@ fn remote_host_through_ssh_on_loopback() {
     );
     assert!(String::from_utf8_lossy(&rows.stdout).lines().count() > 0);
 }
+
+#[test]
+fn host_pairs_run_in_parallel_with_bounded_concurrency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let suite = tmp.path().join("suite.toml");
+    // Two host pairs (a→b, b→a), both on this machine, each with a 3-second iperf3 test.
+    std::fs::write(
+        &suite,
+        "name = \"pairs\"\nconcurrency = 2\n[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[test]]\ntool = \"iperf3\"\nname = \"a-to-b\"\nserver = \"b\"\nclient = \"a\"\nduration = 3\n[[test]]\ntool = \"iperf3\"\nname = \"b-to-a\"\nserver = \"a\"\nclient = \"b\"\nduration = 3\n",
+    )
+    .unwrap();
+    let o = linkperf(
+        &store,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--base-port",
+            "47600",
+            "--no-report",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_dir(&runs).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let runs_m = manifest["runs"].as_array().unwrap();
+    assert_eq!(runs_m.len(), 2);
+    assert_eq!(
+        (runs_m[0]["test"].as_str(), runs_m[1]["test"].as_str()),
+        (Some("a-to-b"), Some("b-to-a"))
+    );
+    assert!(runs_m.iter().all(|r| r["status"] == "ok"));
+}
+
+#[test]
+fn ctrl_c_keeps_what_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let suite = tmp.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        "name = \"interrupt\"\n[[host]]\nname = \"l\"\n[[test]]\ntool = \"qperf\"\nserver = \"l\"\nclient = \"l\"\ntests = [\"tcp_lat\"]\n[[test]]\ntool = \"iperf3\"\nserver = \"l\"\nclient = \"l\"\nduration = 60\n",
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_linkperf"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("LINKPERF_STORE", &store)
+        .args([
+            "run",
+            suite.to_str().unwrap(),
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--base-port",
+            "47700",
+            "--no-report",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the iperf3 client is running, then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let started = runs.exists()
+            && std::fs::read_dir(&runs)
+                .unwrap()
+                .next()
+                .is_some_and(|d| d.unwrap().path().join("iperf3-r1-client.log").exists());
+        if started {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "iperf3 never started");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("interrupted: kept the runs that finished")
+            && out.contains("1 of 2 runs passed"),
+        "{out}"
+    );
+    // The finished qperf run was imported.
+    let rows = linkperf(&store, &["export", "--where", "test=tcp_lat"]);
+    assert_eq!(String::from_utf8_lossy(&rows.stdout).lines().count(), 1);
+}

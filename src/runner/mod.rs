@@ -291,136 +291,39 @@ pub fn run_suite(
     } else {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let mut records = Vec::new();
-    for (t, server, client, r) in &planned {
-        if interrupted.load(Ordering::SeqCst) {
-            break;
+    // Runs between the same two hosts go one after another; different host pairs run in
+    // parallel, at most `concurrency` at a time (each test has its own ports).
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, (_, s, c, _)) in planned.iter().enumerate() {
+        let key = format!("{}|{}", s.name, c.name);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(i),
+            None => groups.push((key, vec![i])),
         }
-        bar.set_message(format!("{} {} → {}", r.test, client.name, server.name));
-        let stem = match r.size {
-            Some(s) => format!("{}-r{}-s{s}", r.test, r.repeat),
-            None => format!("{}-r{}", r.test, r.repeat),
-        };
-        let (slog, clog) = (
-            opts.run_dir.join(format!("{stem}-server.log")),
-            opts.run_dir.join(format!("{stem}-client.log")),
-        );
-        let start = Instant::now();
-        let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
-        let mut record = RunRecord {
-            test: r.test.clone(),
-            repeat: r.repeat,
-            size: r.size,
-            server_command: sargv.clone(),
-            client_command: cargv.clone(),
-            server_log: slog
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("")
-                .into(),
-            client_log: clog
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("")
-                .into(),
-            server_exit: None,
-            client_exit: None,
-            seconds: 0.0,
-            status: "ok".into(),
-            error: None,
-        };
-        // Start the server; retry once when it dies or never listens.
-        let mut srv = None;
-        for attempt in 0..2 {
-            let mut child = match spawn_logged(&sargv, &slog) {
-                Ok(c) => c,
-                Err(e) => {
-                    record.error = Some(format!("{e:#}"));
-                    break;
-                }
-            };
-            let deadline = Instant::now() + Duration::from_secs(15);
-            let mut ready = false;
-            while Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) {
-                if listening(server, r.port) {
-                    ready = true;
-                    break;
-                }
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            if ready {
-                srv = Some(child);
-                break;
-            }
-            record.server_exit = stop(&mut child, Duration::from_secs(2));
-            let log = std::fs::read_to_string(&slog).unwrap_or_default();
-            record.error = Some(format!(
-                "server did not listen on port {} (attempt {}): {}",
-                r.port,
-                attempt + 1,
-                log.lines().skip(1).last().unwrap_or("no output")
-            ));
-        }
-        let Some(mut srv) = srv else {
-            record.status = "failed".into();
-            record.seconds = start.elapsed().as_secs_f64();
-            records.push(record);
-            bar.inc(1);
-            continue;
-        };
-        record.error = None;
-        match spawn_logged(&cargv, &clog) {
-            Ok(mut cli) => match wait(&mut cli, Duration::from_secs(t.timeout_s), &interrupted) {
-                Ok(code) => {
-                    record.client_exit = code;
-                    if code != Some(0) {
-                        record.status = "failed".into();
-                        let log = std::fs::read_to_string(&clog).unwrap_or_default();
-                        record.error = Some(
-                            log.lines()
-                                .skip(1)
-                                .filter(|l| !l.trim().is_empty())
-                                .last()
-                                .unwrap_or("client failed")
-                                .to_string(),
-                        );
-                    }
-                }
-                Err(timed_out) => {
-                    record.client_exit = stop(&mut cli, Duration::from_secs(2));
-                    record.status = if timed_out {
-                        "timeout".into()
-                    } else {
-                        "interrupted".into()
-                    };
-                    record.error = Some(if timed_out {
-                        format!("client timed out after {} s", t.timeout_s)
-                    } else {
-                        "interrupted".into()
-                    });
-                }
-            },
-            Err(e) => {
-                record.status = "failed".into();
-                record.error = Some(format!("{e:#}"));
-            }
-        }
-        // Servers that serve one client (perftest, iperf3 -1) exit by themselves.
-        let grace = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < grace {
-            if let Ok(Some(_)) = srv.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        record.server_exit = stop(&mut srv, Duration::from_secs(3));
-        record.seconds = start.elapsed().as_secs_f64();
-        records.push(record);
-        bar.inc(1);
     }
+    let queue = std::sync::Mutex::new(groups.into_iter().map(|g| g.1).collect::<Vec<_>>());
+    let results = std::sync::Mutex::new(Vec::new());
+    let workers = suite.concurrency.clamp(1, 64);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let Some(group) = queue.lock().expect("queue").pop() else {
+                    break;
+                };
+                for i in group {
+                    if interrupted.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let (t, server, client, r) = &planned[i];
+                    let record = execute(t, server, client, r, opts.run_dir, &interrupted, &bar);
+                    results.lock().expect("results").push((i, record));
+                }
+            });
+        }
+    });
+    let mut records = results.into_inner().expect("results");
+    records.sort_by_key(|(i, _)| *i);
+    let records: Vec<RunRecord> = records.into_iter().map(|(_, r)| r).collect();
     bar.finish_and_clear();
     let manifest = Manifest {
         suite: suite.name.clone(),
@@ -434,4 +337,139 @@ pub fn run_suite(
         serde_json::to_string_pretty(&manifest)? + "\n",
     )?;
     Ok(manifest)
+}
+
+/// Runs one planned run: server, readiness, client, timeouts, stop.
+fn execute(
+    t: &suite::Test,
+    server: &Host,
+    client: &Host,
+    r: &suite::PlannedRun,
+    dir: &Path,
+    interrupted: &AtomicBool,
+    bar: &indicatif::ProgressBar,
+) -> RunRecord {
+    bar.set_message(format!("{} {} → {}", r.test, client.name, server.name));
+    let stem = match r.size {
+        Some(s) => format!("{}-r{}-s{s}", r.test, r.repeat),
+        None => format!("{}-r{}", r.test, r.repeat),
+    };
+    let (slog, clog) = (
+        dir.join(format!("{stem}-server.log")),
+        dir.join(format!("{stem}-client.log")),
+    );
+    let start = Instant::now();
+    let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
+    let mut record = RunRecord {
+        test: r.test.clone(),
+        repeat: r.repeat,
+        size: r.size,
+        server_command: sargv.clone(),
+        client_command: cargv.clone(),
+        server_log: slog
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .into(),
+        client_log: clog
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .into(),
+        server_exit: None,
+        client_exit: None,
+        seconds: 0.0,
+        status: "ok".into(),
+        error: None,
+    };
+    // Start the server; retry once when it dies or never listens.
+    let mut srv = None;
+    for attempt in 0..2 {
+        let mut child = match spawn_logged(&sargv, &slog) {
+            Ok(c) => c,
+            Err(e) => {
+                record.error = Some(format!("{e:#}"));
+                break;
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut ready = false;
+        while Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) {
+            if listening(server, r.port) {
+                ready = true;
+                break;
+            }
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if ready {
+            srv = Some(child);
+            break;
+        }
+        record.server_exit = stop(&mut child, Duration::from_secs(2));
+        let log = std::fs::read_to_string(&slog).unwrap_or_default();
+        record.error = Some(format!(
+            "server did not listen on port {} (attempt {}): {}",
+            r.port,
+            attempt + 1,
+            log.lines().skip(1).last().unwrap_or("no output")
+        ));
+    }
+    let Some(mut srv) = srv else {
+        record.status = "failed".into();
+        record.seconds = start.elapsed().as_secs_f64();
+        bar.inc(1);
+        return record;
+    };
+    record.error = None;
+    match spawn_logged(&cargv, &clog) {
+        Ok(mut cli) => match wait(&mut cli, Duration::from_secs(t.timeout_s), interrupted) {
+            Ok(code) => {
+                record.client_exit = code;
+                if code != Some(0) {
+                    record.status = "failed".into();
+                    let log = std::fs::read_to_string(&clog).unwrap_or_default();
+                    record.error = Some(
+                        log.lines()
+                            .skip(1)
+                            .filter(|l| !l.trim().is_empty())
+                            .last()
+                            .unwrap_or("client failed")
+                            .to_string(),
+                    );
+                }
+            }
+            Err(timed_out) => {
+                record.client_exit = stop(&mut cli, Duration::from_secs(2));
+                record.status = if timed_out {
+                    "timeout".into()
+                } else {
+                    "interrupted".into()
+                };
+                record.error = Some(if timed_out {
+                    format!("client timed out after {} s", t.timeout_s)
+                } else {
+                    "interrupted".into()
+                });
+            }
+        },
+        Err(e) => {
+            record.status = "failed".into();
+            record.error = Some(format!("{e:#}"));
+        }
+    }
+    // Servers that serve one client (perftest, iperf3 -1) exit by themselves.
+    let grace = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < grace {
+        if let Ok(Some(_)) = srv.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    record.server_exit = stop(&mut srv, Duration::from_secs(3));
+    record.seconds = start.elapsed().as_secs_f64();
+    bar.inc(1);
+    record
 }

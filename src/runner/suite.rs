@@ -66,6 +66,10 @@ pub struct Test {
     pub timeout_s: u64,
 }
 
+fn one_usize() -> usize {
+    1
+}
+
 fn one() -> u32 {
     1
 }
@@ -87,6 +91,9 @@ pub enum Sizes {
 #[serde(deny_unknown_fields)]
 pub struct Suite {
     pub name: String,
+    /// How many host pairs run at the same time (runs of one pair never overlap).
+    #[serde(default = "one_usize")]
+    pub concurrency: usize,
     #[serde(default, rename = "host")]
     pub hosts: Vec<Host>,
     #[serde(default, rename = "test")]
