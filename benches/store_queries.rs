@@ -53,7 +53,10 @@ fn main() {
     }
     let rows: usize = runs.iter().map(|r| r.measurements.len()).sum();
     let tmp = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&tmp.path().join("store"), true).expect("store");
+    // KEEP_STORE=DIR keeps the generated store there, to time the CLI verbs over it.
+    let store_dir = std::env::var_os("KEEP_STORE")
+        .map_or_else(|| tmp.path().join("store"), std::path::PathBuf::from);
+    let store = Store::open(&store_dir, true).expect("store");
     let t = Instant::now();
     store.add(runs).expect("add");
     println!(
