@@ -169,24 +169,29 @@ pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
     Ok(DataFrame::new(points.len(), columns)?)
 }
 
-fn strs(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
+/// Lazy column readers: values are produced row by row from the frame, so loading a store
+/// never holds a second copy of every column.
+type Cells<'a, T> = Box<dyn Iterator<Item = Option<T>> + 'a>;
+
+fn str_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, String>> {
     let c = df
         .column(name)
         .map_err(anyhow::Error::from)
-        .with_context(|| format!("column {name} missing"))?;
-    Ok(c.str()?.iter().map(|v| v.map(str::to_string)).collect())
+        .with_context(|| format!("column {name} missing"))?
+        .str()?;
+    Ok(Box::new(c.iter().map(|v| v.map(str::to_string))))
 }
 
-fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
-    Ok(df.column(name)?.u32()?.iter().collect())
+fn u32_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, u32>> {
+    Ok(Box::new(df.column(name)?.u32()?.iter()))
 }
 
-fn u64s(df: &DataFrame, name: &str) -> Result<Vec<Option<u64>>> {
-    Ok(df.column(name)?.u64()?.iter().collect())
+fn u64_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, u64>> {
+    Ok(Box::new(df.column(name)?.u64()?.iter()))
 }
 
-fn f64s(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
-    Ok(df.column(name)?.f64()?.iter().collect())
+fn f64_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, f64>> {
+    Ok(Box::new(df.column(name)?.f64()?.iter()))
 }
 
 fn parse_json<T: serde::de::DeserializeOwned + Default>(s: Option<String>) -> Result<T> {
@@ -201,29 +206,29 @@ fn parse_json<T: serde::de::DeserializeOwned + Default>(s: Option<String>) -> Re
 /// Rebuilds runs (without measurements) from a runs frame.
 pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
     let n = df.height();
-    let mut run_id = strs(df, "run_id")?.into_iter();
-    let mut source = strs(df, "source")?.into_iter();
-    let mut line = u32s(df, "line")?.into_iter();
-    let mut tool = strs(df, "tool")?.into_iter();
-    let mut test = strs(df, "test")?.into_iter();
-    let mut role = strs(df, "role")?.into_iter();
-    let mut status = strs(df, "status")?.into_iter();
-    let mut host = strs(df, "host")?.into_iter();
-    let mut device = strs(df, "device")?.into_iter();
-    let mut mtu = u32s(df, "mtu")?.into_iter();
-    let mut link_layer = strs(df, "link_layer")?.into_iter();
-    let mut connection_type = strs(df, "connection_type")?.into_iter();
-    let mut qps = u32s(df, "qps")?.into_iter();
-    let mut command = strs(df, "command")?.into_iter();
-    let mut program = strs(df, "program")?.into_iter();
-    let mut wrappers = strs(df, "wrappers")?.into_iter();
-    let mut flags = strs(df, "flags")?.into_iter();
-    let mut peer = strs(df, "peer")?.into_iter();
-    let mut pipe = strs(df, "pipe")?.into_iter();
-    let mut facts = strs(df, "facts")?.into_iter();
-    let mut notes = strs(df, "notes")?.into_iter();
-    let mut error = strs(df, "error")?.into_iter();
-    let mut labels = strs(df, "labels")?.into_iter();
+    let mut run_id = str_iter(df, "run_id")?;
+    let mut source = str_iter(df, "source")?;
+    let mut line = u32_iter(df, "line")?;
+    let mut tool = str_iter(df, "tool")?;
+    let mut test = str_iter(df, "test")?;
+    let mut role = str_iter(df, "role")?;
+    let mut status = str_iter(df, "status")?;
+    let mut host = str_iter(df, "host")?;
+    let mut device = str_iter(df, "device")?;
+    let mut mtu = u32_iter(df, "mtu")?;
+    let mut link_layer = str_iter(df, "link_layer")?;
+    let mut connection_type = str_iter(df, "connection_type")?;
+    let mut qps = u32_iter(df, "qps")?;
+    let mut command = str_iter(df, "command")?;
+    let mut program = str_iter(df, "program")?;
+    let mut wrappers = str_iter(df, "wrappers")?;
+    let mut flags = str_iter(df, "flags")?;
+    let mut peer = str_iter(df, "peer")?;
+    let mut pipe = str_iter(df, "pipe")?;
+    let mut facts = str_iter(df, "facts")?;
+    let mut notes = str_iter(df, "notes")?;
+    let mut error = str_iter(df, "error")?;
+    let mut labels = str_iter(df, "labels")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let raw = command.next().flatten();
@@ -267,19 +272,19 @@ pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
 /// Rebuilds measurements from a points frame, as (run_id, measurement) pairs in file order.
 pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
     let n = df.height();
-    let mut run_id = strs(df, "run_id")?.into_iter();
-    let mut line = u32s(df, "line")?.into_iter();
-    let mut raw_text = strs(df, "raw_text")?.into_iter();
-    let mut raw_unit = strs(df, "raw_unit")?.into_iter();
-    let mut size = u64s(df, "msg_size_bytes")?.into_iter();
-    let mut iters = u64s(df, "iterations")?.into_iter();
-    let mut sl = u32s(df, "sl")?.into_iter();
-    let mut stream = strs(df, "stream")?.into_iter();
-    let mut row_kind = strs(df, "row_kind")?.into_iter();
-    let mut retransmits = u64s(df, "retransmits")?.into_iter();
-    let mut lost = u64s(df, "lost")?.into_iter();
-    let mut total = u64s(df, "total")?.into_iter();
-    let mut extra = strs(df, "extra")?.into_iter();
+    let mut run_id = str_iter(df, "run_id")?;
+    let mut line = u32_iter(df, "line")?;
+    let mut raw_text = str_iter(df, "raw_text")?;
+    let mut raw_unit = str_iter(df, "raw_unit")?;
+    let mut size = u64_iter(df, "msg_size_bytes")?;
+    let mut iters = u64_iter(df, "iterations")?;
+    let mut sl = u32_iter(df, "sl")?;
+    let mut stream = str_iter(df, "stream")?;
+    let mut row_kind = str_iter(df, "row_kind")?;
+    let mut retransmits = u64_iter(df, "retransmits")?;
+    let mut lost = u64_iter(df, "lost")?;
+    let mut total = u64_iter(df, "total")?;
+    let mut extra = str_iter(df, "extra")?;
     let names = [
         "bw_peak_gbps",
         "bw_avg_gbps",
@@ -309,7 +314,7 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
     ];
     let mut floats = names
         .iter()
-        .map(|n| f64s(df, n).map(Vec::into_iter))
+        .map(|n| f64_iter(df, n))
         .collect::<Result<Vec<_>>>()?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
