@@ -137,13 +137,19 @@ impl Config {
 
     /// Parses TOML text; the error starts with the 1-based line (`12: unknown field ...`).
     pub fn parse(text: &str) -> std::result::Result<Config, String> {
-        toml::from_str::<Config>(text).map_err(|e| {
-            let line = e.span().map_or(1, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            });
-            format!("{line}: {}", e.message())
-        })
+        parse_toml(text)
     }
+}
+
+/// Deserializes TOML; the error starts with the 1-based line of the problem (`12: unknown
+/// field ...`) so callers can prefix the file name. Shared by the project file and suites.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, String> {
+    toml::from_str::<T>(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].matches('\n').count() + 1
+        });
+        format!("{line}: {}", e.message())
+    })
 }
 
 /// Shell-style glob: `*` matches within a path segment, `**` across segments, `?` one char.

@@ -1,33 +1,11 @@
 //! End-to-end checks of the `linkperf` binary: import into a real Parquet store, idempotency,
 //! a killed import, concurrent imports, export formats, filters and bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{linkperf, ok, root, SEED_000, SEED_003};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn linkperf(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_linkperf"))
-        .current_dir(root())
-        .env("LINKPERF_STORE", store)
-        .env_remove("LINKPERF_TEST_CRASH_BEFORE_COMMIT")
-        .args(args)
-        .output()
-        .expect("run linkperf")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+use std::path::Path;
+use std::process::Command;
 
 fn export_jsonl(store: &Path, filters: &[&str]) -> Vec<serde_json::Value> {
     let mut args = vec!["export", "--format", "jsonl"];
@@ -40,9 +18,6 @@ fn export_jsonl(store: &Path, filters: &[&str]) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
-
-const SEED_000: &str = "fixtures/seeds/000_8f7f2e13e9bf4848.txt";
-const SEED_003: &str = "fixtures/seeds/003_7da62a485175b0b8.txt";
 
 #[test]
 fn import_export_round_trip_with_labels() {

@@ -1,29 +1,12 @@
 //! `linkperf compare` over the seeds: Kunpeng 920 (seed 000) against Phytium S5000C + B850
 //! (seed 003), MTU 1024 against 4096, line rate on the 10G link of seed 001, and bad input.
 
+mod common;
+use common::{linkperf, ok};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn linkperf(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_linkperf"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("LINKPERF_STORE", store)
-        .env_remove("LINKPERF_CONFIG")
-        .args(args)
-        .output()
-        .expect("run linkperf")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+use std::process::Output;
 
 fn two_platforms() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();

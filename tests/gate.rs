@@ -2,23 +2,10 @@
 //! fails with the MTU change reported; baselines from an export file and from raw logs; CI
 //! outputs; bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{linkperf_env as linkperf, text as out, SEED_000};
 
-fn linkperf(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_linkperf"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("LINKPERF_STORE", store)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_ACTIONS")
-        .args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run linkperf")
-}
-
-const SEED_000: &str = "fixtures/seeds/000_8f7f2e13e9bf4848.txt";
+use std::path::PathBuf;
 
 fn store_with_seed() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -30,10 +17,6 @@ fn store_with_seed() -> (tempfile::TempDir, PathBuf) {
     );
     assert!(o.status.success());
     (tmp, store)
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
 }
 
 #[test]

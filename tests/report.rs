@@ -2,27 +2,10 @@
 //! escaping of strings from logs, determinism, and bad input. The real-browser check runs in
 //! `.ci/run` (tests/browser/check_report.sh).
 
+mod common;
+use common::{linkperf, ok};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn linkperf(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_linkperf"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("LINKPERF_STORE", store)
-        .args(args)
-        .output()
-        .expect("run linkperf")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
 
 fn store(labels: (&str, &str)) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();

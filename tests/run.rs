@@ -2,21 +2,11 @@
 //! 127.0.0.1, their raw logs are kept, imported, and the stored numbers are the printed ones.
 //! `.ci/run` installs the tools; without them these tests fail rather than pass vacuously.
 
+mod common;
+use common::{linkperf, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn linkperf(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_linkperf"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("LINKPERF_STORE", store)
-        .args(args)
-        .output()
-        .expect("run linkperf")
-}
-
-fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
-}
+use std::process::Command;
 
 fn run_dir(runs: &Path) -> PathBuf {
     std::fs::read_dir(runs)

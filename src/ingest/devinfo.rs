@@ -35,7 +35,7 @@ fn entry<'a>(
 }
 
 fn key(k: &str) -> String {
-    super::perftest::lines::snake_key(k)
+    super::common::snake_key(k)
 }
 
 /// `ibv_devinfo`: `hca_id:`, device keys, `port: N` and the port's keys (TAB or space indented).

@@ -275,7 +275,7 @@ pub fn parse_block(
                 "TCP window size" | "UDP buffer size" | "Write buffer size" | "Read buffer size"
             )
         }) {
-            facts.insert(super::perftest::lines::snake_key(k), v.trim().to_string());
+            facts.insert(super::common::snake_key(k), v.trim().to_string());
             continue;
         }
         if let Some(r) = report(line) {

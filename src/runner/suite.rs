@@ -103,12 +103,7 @@ pub struct Suite {
 impl Suite {
     /// Parses a suite; errors start with the 1-based line.
     pub fn parse(text: &str) -> std::result::Result<Suite, String> {
-        let suite: Suite = toml::from_str(text).map_err(|e| {
-            let line = e.span().map_or(1, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            });
-            format!("{line}: {}", e.message())
-        })?;
+        let suite: Suite = crate::config::parse_toml(text)?;
         suite.validate().map_err(|e| format!("1: {e}"))?;
         Ok(suite)
     }

@@ -104,7 +104,10 @@ pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
     let parsed_title = title(&title_text);
     let mut facts = BTreeMap::new();
     for (k, (v, _)) in pairs.iter().filter(|(k, _)| k.starts_with("test_info.")) {
-        facts.insert(super::lines::snake_key(&k["test_info.".len()..]), v.clone());
+        facts.insert(
+            crate::ingest::common::snake_key(&k["test_info.".len()..]),
+            v.clone(),
+        );
     }
     let mut notes = Vec::new();
     let mut m = Measurement {

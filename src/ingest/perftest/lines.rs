@@ -2,6 +2,7 @@
 //! headers and result rows. Each function reads one line; whitespace is matched loosely because
 //! copies from web pages collapse perftest's column padding and TABs to single spaces.
 
+use crate::ingest::common::snake_key;
 use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_while1};
 use nom::character::complete::{char, digit1, space0, space1};
@@ -160,21 +161,6 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
             }
         }
     }
-}
-
-/// `Data ex. method` → `data_ex_method`, `ibv_wr* API` → `ibv_wr_api`.
-pub fn snake_key(key: &str) -> String {
-    let mut s = String::new();
-    for w in key.split(|c: char| !c.is_ascii_alphanumeric()) {
-        if w.is_empty() {
-            continue;
-        }
-        if !s.is_empty() {
-            s.push('_');
-        }
-        s.push_str(&w.to_ascii_lowercase());
-    }
-    s
 }
 
 /// `local address: LID 0000 QPN 0x000d PSN 0x98dc41` → ("local", rest).

@@ -304,7 +304,8 @@ pub fn parse_block(
             // A banner line this parser does not know (a newer perftest): keep it as a fact.
             if let Some((k, v)) = t.split_once(" : ").or_else(|| t.split_once(':')) {
                 d.touch(i);
-                d.facts.insert(lines::snake_key(k), v.trim().to_string());
+                d.facts
+                    .insert(super::common::snake_key(k), v.trim().to_string());
                 continue;
             }
         }
