@@ -21,6 +21,7 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod units;
+pub mod verbs;
 
 use std::process::ExitCode;
 

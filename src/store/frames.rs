@@ -358,10 +358,67 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
             cpu_local_pct: next(),
             cpu_remote_pct: next(),
             extra: parse_json(extra.next().flatten())?,
+            samples_us: Vec::new(),
         };
         out.push((run_id.next().flatten().unwrap_or_default(), m));
     }
     Ok(out)
+}
+
+/// Per-iteration latency samples, one frame row per sample: (`run_id`, `point` = index of the
+/// measurement within its run, `seq`, `latency_us`). `None` when no run has samples, so stores
+/// of imported logs get no samples files at all.
+pub fn samples_frame(runs: &[Run]) -> Result<Option<DataFrame>> {
+    let (mut ids, mut points, mut seqs, mut values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for r in runs {
+        for (p, m) in r.measurements.iter().enumerate() {
+            for (i, &v) in m.samples_us.iter().enumerate() {
+                ids.push(r.run_id.as_str());
+                points.push(p as u32);
+                seqs.push(i as u32);
+                values.push(v);
+            }
+        }
+    }
+    if values.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(DataFrame::new(values.len(), vec![
+        Column::new("run_id".into(), ids),
+        Column::new("point".into(), points),
+        Column::new("seq".into(), seqs),
+        Column::new("latency_us".into(), values),
+    ])?))
+}
+
+/// Puts samples back on the measurements they belong to, in `seq` order.
+pub fn attach_samples(df: &DataFrame, runs: &mut [Run]) -> Result<()> {
+    let index: std::collections::HashMap<String, usize> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.run_id.clone(), i))
+        .collect();
+    let ids = str_iter(df, "run_id")?;
+    let points = u32_iter(df, "point")?;
+    let seqs = u32_iter(df, "seq")?;
+    let values = f64_iter(df, "latency_us")?;
+    let mut rows: Vec<(usize, usize, u32, f64)> = Vec::with_capacity(df.height());
+    for (((id, p), seq), v) in ids.zip(points).zip(seqs).zip(values) {
+        let (Some(id), Some(p), Some(seq), Some(v)) = (id, p, seq, v) else {
+            anyhow::bail!("a samples row has an empty cell");
+        };
+        if let Some(&r) = index.get(&id) {
+            rows.push((r, p as usize, seq, v));
+        }
+    }
+    rows.sort_by_key(|&(r, p, seq, _)| (r, p, seq));
+    for (r, p, _, v) in rows {
+        let Some(m) = runs[r].measurements.get_mut(p) else {
+            anyhow::bail!("run {}: samples for point {p}, which it does not have", runs[r].run_id);
+        };
+        m.samples_us.push(v);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -408,6 +465,7 @@ mod tests {
             cpu_local_pct: Some(28.0),
             cpu_remote_pct: Some(29.0),
             extra: [("send_cost".to_string(), "1.38 sec/GB".to_string())].into(),
+            samples_us: Vec::new(),
         };
         let run = Run {
             run_id: "abc".into(),

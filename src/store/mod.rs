@@ -5,6 +5,8 @@
 //! STORE/.lock                      held (flock) by every writer
 //! STORE/batches/<id>/runs-NNNNNN.parquet    one row per run (one part per input file)
 //! STORE/batches/<id>/points-NNNNNN.parquet  one row per measurement
+//! STORE/batches/<id>/samples-NNNNNN.parquet per-iteration latency samples (native runner
+//!                                            only; absent when a part has none)
 //! STORE/tmp/                                batches being written
 //! ```
 //! An import writes its batch under `tmp/` and renames the finished directory into `batches/`:
@@ -204,6 +206,17 @@ impl Store {
                     batch[i].measurements.push(m);
                 }
             }
+            let samples_file = runs_file.with_file_name(
+                runs_file
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("")
+                    .replacen("runs-", "samples-", 1),
+            );
+            if samples_file.exists() {
+                frames::attach_samples(&Self::read_parquet(&samples_file)?, &mut batch)
+                    .with_context(|| format!("{}: unreadable samples", samples_file.display()))?;
+            }
             runs.extend(batch);
         }
         runs.sort_by(|a, b| (&a.source, a.line, &a.run_id).cmp(&(&b.source, b.line, &b.run_id)));
@@ -246,6 +259,13 @@ impl Transaction {
             &self.staging.join(format!("points-{part}.parquet")),
             &mut frames::points_frame(&fresh)?,
         )?;
+        if let Some(mut samples) = frames::samples_frame(&fresh)? {
+            write_parquet(
+                &self.staging.join(format!("samples-{part}.parquet")),
+                &mut samples,
+            )?;
+        }
+        // The runs file goes last: a part is complete once its runs file exists.
         write_parquet(
             &self.staging.join(format!("runs-{part}.parquet")),
             &mut frames::runs_frame(&fresh, self.now)?,
