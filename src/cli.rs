@@ -44,6 +44,118 @@ pub enum Command {
     Report(ReportArgs),
     /// Run a suite of benchmarks between hosts, keep the raw logs, import them and report.
     Run(RunArgs),
+    /// List RDMA devices and ports like `ibv_devinfo -v` (needs the `verbs` build feature).
+    Devices(DevicesArgs),
+    /// Measure RDMA bandwidth and latency natively through libibverbs, perftest-style, and
+    /// store the results (needs the `verbs` build feature).
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DevicesFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DevicesArgs {
+    /// Only this device (default: all).
+    #[arg(long, short = 'd')]
+    pub device: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DevicesFormat,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Serve one client (the perftest "server" side).
+    #[arg(long, conflicts_with = "server")]
+    pub listen: bool,
+    /// Server to connect to (client side); runs the tests.
+    #[arg(long, required_unless_present = "listen")]
+    pub server: Option<String>,
+    /// Tests, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "write_bw")]
+    pub tests: Vec<crate::verbs::options::BenchTest>,
+    /// TCP port of the out-of-band exchange.
+    #[arg(long, short = 'p', default_value_t = crate::verbs::protocol::DEFAULT_PORT)]
+    pub port: u16,
+    /// RDMA device (default: the first one).
+    #[arg(long, short = 'd')]
+    pub device: Option<String>,
+    /// Port of the RDMA device.
+    #[arg(long = "ib-port", short = 'i', default_value_t = 1)]
+    pub ib_port: u8,
+    /// GID index (default: RoCE — an IPv4-mapped RoCE v2 GID; InfiniBand — none, LID routing).
+    #[arg(long = "gid-index", short = 'x')]
+    pub gid_index: Option<u32>,
+    /// Message sizes in bytes, comma-separated; K and M suffixes are powers of 1024.
+    #[arg(long, short = 's', value_delimiter = ',', value_parser = parse_size, default_value = "65536")]
+    pub size: Vec<u64>,
+    /// Sweep every power of two from 2 bytes to --max-size (perftest -a).
+    #[arg(long, short = 'a')]
+    pub all: bool,
+    /// Largest size of an --all sweep.
+    #[arg(long = "max-size", value_parser = parse_size, default_value = "8M")]
+    pub max_size: u64,
+    /// Operations per size and QP (default 5000 for bandwidth-only runs, else 1000).
+    #[arg(long, short = 'n', conflicts_with = "duration")]
+    pub iters: Option<u64>,
+    /// Seconds per size instead of a count (perftest -D).
+    #[arg(long, short = 'D')]
+    pub duration: Option<f64>,
+    /// Outstanding work requests per QP in bandwidth tests.
+    #[arg(long = "tx-depth", short = 't', default_value_t = 128)]
+    pub tx_depth: u32,
+    /// Queue pairs (bandwidth tests).
+    #[arg(long, short = 'q', default_value_t = 1)]
+    pub qps: u32,
+    /// Post messages up to this size inline (0: never).
+    #[arg(long = "inline-size", short = 'I', default_value_t = 0)]
+    pub inline_size: u32,
+    /// Path MTU in bytes (default: the smaller active MTU of the two ports).
+    #[arg(long, short = 'm')]
+    pub mtu: Option<u32>,
+    /// Record bandwidth over time in slices of this many seconds.
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// Latency percentiles stored with each row, comma-separated.
+    #[arg(long, default_value = "50,90,99,99.9,99.99")]
+    pub percentiles: String,
+    /// Print a histogram of the latency samples of each size.
+    #[arg(long)]
+    pub histogram: bool,
+    /// Seconds any wait may take: a peer's message, a completion.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Seconds the server waits for its client.
+    #[arg(long = "accept-timeout", default_value_t = 120.0)]
+    pub accept_timeout: f64,
+    /// Where to write the perftest-style log the stored rows point at
+    /// (default: STORE/logs/bench-<time>-<pid>.log).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Print the results but store nothing.
+    #[arg(long = "no-store")]
+    pub no_store: bool,
+    /// Attach a label to the stored runs (repeatable), e.g. platform=kunpeng920.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+}
+
+/// `4096`, `64K`, `8M` (powers of 1024, as perftest sizes are).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 1u64 << 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 1u64 << 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 1u64 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("{s:?}: expected a size in bytes such as 4096, 64K or 8M"))
 }
 
 #[derive(Debug, clap::Args)]

@@ -61,5 +61,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::History(args) => commands::history::run(&cli.store, &config, &args),
         cli::Command::Report(args) => commands::report::run(&cli.store, &config, &args),
         cli::Command::Run(args) => commands::run::run(&cli.store, &config, &args),
+        cli::Command::Devices(args) => commands::devices::run(&args),
+        cli::Command::Bench(args) => commands::bench::run(&cli.store, &args),
     }
 }

@@ -183,6 +183,12 @@ impl BenchParams {
         if self.qps == 0 || self.qps > 1024 {
             return Err(format!("--qps {}: must be between 1 and 1024", self.qps));
         }
+        if self.qps > 1 && self.tests.iter().any(|t| !t.is_bandwidth()) {
+            return Err(format!(
+                "--qps {}: latency tests use one QP (as perftest's do)",
+                self.qps
+            ));
+        }
         if let Some(m) = self.mtu {
             if crate::verbs::device::mtu_code(m).is_none() {
                 return Err(format!("--mtu {m}: must be 256, 512, 1024, 2048 or 4096"));
@@ -236,6 +242,11 @@ mod tests {
         assert!(bad(|p| p.stop = Stop::Duration(-1.0)).starts_with("--duration"));
         assert!(bad(|p| p.tx_depth = 0).starts_with("--tx-depth 0"));
         assert!(bad(|p| p.qps = 0).starts_with("--qps 0"));
+        assert!(bad(|p| {
+            p.qps = 2;
+            p.tests.push(BenchTest::ReadLat)
+        })
+        .contains("latency tests use one QP"));
         assert!(bad(|p| p.mtu = Some(1500)).starts_with("--mtu 1500"));
         assert!(bad(|p| p.tests.clear()).starts_with("no test"));
         assert!(bad(|p| p.interval = Some(0.0)).starts_with("--interval"));

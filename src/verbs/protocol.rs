@@ -56,13 +56,15 @@ pub enum Message {
     },
     /// Either side: what went wrong; the session ends.
     Error { message: String },
-    /// Client → server: create resources for this test.
-    Setup { test: BenchTest },
+    /// Client → server: create resources for this test; both sides use path MTU `mtu`.
+    Setup { test: BenchTest, mtu: u32 },
     Endpoint(Endpoint),
     /// Client → server: the next size starts; the server prepares its buffer and receives.
     Begin { size: u64 },
     /// Server → client: prepared.
     Ready,
+    /// Client → server, about once a second while a size runs: still alive.
+    Progress,
     /// Client → server: the size is done; `ops` operations per QP completed.
     End { ops: u64 },
     /// Server → client: what the server found in its buffer (or receives).
@@ -85,6 +87,7 @@ impl Message {
             Message::Endpoint(_) => "endpoint",
             Message::Begin { .. } => "begin",
             Message::Ready => "ready",
+            Message::Progress => "progress",
             Message::End { .. } => "end",
             Message::Verified { .. } => "verified",
             Message::Teardown => "teardown",

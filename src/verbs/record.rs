@@ -22,6 +22,8 @@ pub struct SizeResult {
     pub size: u64,
     /// Operations completed per QP (perftest's `#iterations`).
     pub ops: u64,
+    /// Operations completed over all QPs.
+    pub total_ops: u64,
     pub qps: u32,
     /// From the first post to the last completion.
     pub elapsed_s: f64,
@@ -37,7 +39,7 @@ pub struct SizeResult {
 
 impl SizeResult {
     pub fn total_bytes(&self) -> f64 {
-        self.size as f64 * self.ops as f64 * self.qps as f64
+        self.size as f64 * self.total_ops as f64
     }
 
     pub fn bw_gbps(&self) -> f64 {
@@ -50,7 +52,7 @@ impl SizeResult {
 
     pub fn msg_rate_mpps(&self) -> f64 {
         if self.elapsed_s > 0.0 {
-            self.ops as f64 * self.qps as f64 / self.elapsed_s / 1e6
+            self.total_ops as f64 / self.elapsed_s / 1e6
         } else {
             0.0
         }
@@ -369,6 +371,7 @@ mod tests {
         let r = SizeResult {
             size: 65536,
             ops: 1000,
+            total_ops: 1000,
             qps: 1,
             elapsed_s: 0.01,
             peak_gbps: Some(60.0),
@@ -399,6 +402,7 @@ mod tests {
         let r = SizeResult {
             size: 2,
             ops: 100,
+            total_ops: 100,
             qps: 1,
             elapsed_s: 0.001,
             peak_gbps: None,
@@ -423,6 +427,7 @@ mod tests {
         let r = SizeResult {
             size: 4096,
             ops: 10,
+            total_ops: 10,
             qps: 1,
             elapsed_s: 1.0,
             peak_gbps: None,

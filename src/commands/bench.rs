@@ -1,0 +1,229 @@
+//! `linkperf bench`: the native verbs runner. The server side serves one client; the client
+//! side runs the tests, prints perftest-style tables, writes them to a log and stores one run
+//! per test whose rows point at their lines in that log.
+
+use crate::cli::BenchArgs;
+use crate::verbs::options::{sweep_sizes, BenchParams, BenchTest, Stop};
+use crate::ExitStatus;
+use anyhow::Result;
+#[cfg(feature = "verbs")]
+use std::path::Path;
+
+/// The error of verbs that need the `verbs` build feature when it is off.
+pub fn not_built(verb: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`linkperf {verb}` needs the native verbs runner, and this linkperf was built without it: \
+         rebuild with `cargo build --release --features verbs` \
+         (needs libibverbs-dev, librdmacm-dev, libclang-dev and pkg-config)"
+    )
+}
+
+/// The parameters the client sends, from the command line.
+pub fn params_from(args: &BenchArgs) -> Result<BenchParams> {
+    let sizes = if args.all {
+        sweep_sizes(args.max_size)
+    } else {
+        args.size.clone()
+    };
+    let latency = args.tests.iter().any(|t| !t.is_bandwidth());
+    let stop = match (args.iters, args.duration) {
+        (_, Some(d)) => Stop::Duration(d),
+        (Some(n), None) => Stop::Iterations(n),
+        // perftest's defaults: 1000 iterations for latency tests, 5000 for bandwidth.
+        (None, None) if latency => Stop::Iterations(1000),
+        (None, None) => Stop::Iterations(5000),
+    };
+    let mut tests: Vec<BenchTest> = Vec::new();
+    for t in &args.tests {
+        if !tests.contains(t) {
+            tests.push(*t);
+        }
+    }
+    let params = BenchParams {
+        tests,
+        sizes,
+        stop,
+        tx_depth: args.tx_depth,
+        qps: args.qps,
+        inline_size: args.inline_size,
+        mtu: args.mtu,
+        interval: args.interval,
+    };
+    params.validate().map_err(anyhow::Error::msg)?;
+    if !(args.timeout > 0.0 && args.timeout <= 86400.0) {
+        anyhow::bail!("--timeout {}: must be between 0 and 86400 seconds", args.timeout);
+    }
+    if !(args.accept_timeout > 0.0 && args.accept_timeout <= 86400.0) {
+        anyhow::bail!(
+            "--accept-timeout {}: must be between 0 and 86400 seconds",
+            args.accept_timeout
+        );
+    }
+    Ok(params)
+}
+
+#[cfg(not(feature = "verbs"))]
+pub fn run(_store: &std::path::Path, args: &BenchArgs) -> Result<ExitStatus> {
+    // Options are still checked first, so a typo is reported as such.
+    params_from(args)?;
+    Err(not_built("bench"))
+}
+
+#[cfg(feature = "verbs")]
+pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
+    use crate::store::Store;
+    use crate::verbs::engine::{self, LocalSetup};
+    use crate::verbs::{record, samples};
+    use anyhow::Context as _;
+    use std::io::Write;
+    use std::time::Duration;
+
+    let params = params_from(args)?;
+    let percentiles = samples::parse_percentiles(&args.percentiles).map_err(anyhow::Error::msg)?;
+    let labels = crate::commands::import::parse_labels(&args.labels)?;
+    let setup = LocalSetup {
+        device: args.device.clone(),
+        ib_port: args.ib_port,
+        gid_index: args.gid_index,
+        timeout: Duration::from_secs_f64(args.timeout),
+    };
+    if args.listen {
+        engine::serve(
+            &setup,
+            args.port,
+            Duration::from_secs_f64(args.accept_timeout),
+            &mut |m| eprintln!("{m}"),
+        )?;
+        return Ok(ExitStatus::Success);
+    }
+    let server = args.server.as_deref().context("--server is required")?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let log_path = match &args.log {
+        Some(p) => Some(p.clone()),
+        None if args.no_store => None,
+        None => Some(
+            store_dir
+                .join("logs")
+                .join(format!("bench-{now}-{}.log", std::process::id())),
+        ),
+    };
+    let mut log = match &log_path {
+        Some(p) => {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            Some(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?)
+        }
+        None => None,
+    };
+    let source = log_path
+        .as_ref()
+        .map_or("linkperf bench".to_string(), |p| p.display().to_string());
+    let mut lines_written = 0u32;
+    let mut runs = Vec::new();
+    let mut on_test = |test: BenchTest, info: &record::SessionInfo, results: &[record::SizeResult]| -> Result<()> {
+        let (lines, rows) = record::render_test(test, results, &params, info, &percentiles);
+        let mut out = std::io::stdout().lock();
+        for l in &lines {
+            writeln!(out, "{l}")?;
+        }
+        if args.histogram {
+            for r in results.iter().filter(|r| !r.samples_us.is_empty()) {
+                writeln!(out, "# latency histogram, {} bytes ({} samples):", r.size, r.samples_us.len())?;
+                let bins = samples::histogram(&r.samples_us, 20);
+                let most = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1);
+                for (lo, hi, n) in bins {
+                    let bar = "#".repeat((n * 50).div_ceil(most));
+                    writeln!(out, "#  {lo:>10.2} - {hi:>10.2} usec {n:>8} {bar}")?;
+                }
+            }
+        }
+        if let Some(f) = log.as_mut() {
+            for l in &lines {
+                writeln!(f, "{l}").with_context(|| format!("cannot write {source}"))?;
+            }
+            f.flush()?;
+        }
+        let first_line = lines_written + 1;
+        lines_written += lines.len() as u32;
+        let mut run = record::build_run(test, &params, info, &source, first_line, &lines, rows);
+        run.labels = labels.clone();
+        runs.push(run);
+        Ok(())
+    };
+    engine::run_client(
+        &setup,
+        server,
+        args.port,
+        &params,
+        &mut on_test,
+        &mut |m| eprintln!("{m}"),
+    )
+    .context("nothing was stored")?;
+    if args.no_store {
+        return Ok(ExitStatus::Success);
+    }
+    let store = Store::open(store_dir, true)?;
+    let rows: usize = runs.iter().map(|r| r.measurements.len()).sum();
+    let outcome = store.add(runs)?;
+    eprintln!(
+        "stored {} run(s) ({rows} rows) in {}; log: {source}",
+        outcome.added_runs,
+        store.root().display()
+    );
+    Ok(ExitStatus::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn params(args: &[&str]) -> Result<BenchParams> {
+        let cli = Cli::try_parse_from([&["linkperf", "bench"], args].concat())?;
+        let Command::Bench(b) = cli.command else {
+            unreachable!()
+        };
+        params_from(&b)
+    }
+
+    #[test]
+    fn defaults_follow_perftest() {
+        let p = params(&["--server", "h"]).unwrap();
+        assert_eq!(p.tests, vec![BenchTest::WriteBw]);
+        assert_eq!(p.sizes, vec![65536]);
+        assert_eq!(p.stop, Stop::Iterations(5000));
+        assert_eq!(p.tx_depth, 128);
+        let p = params(&["--server", "h", "--tests", "write_bw,send_lat"]).unwrap();
+        assert_eq!(p.stop, Stop::Iterations(1000));
+    }
+
+    #[test]
+    fn sizes_sweeps_and_suffixes() {
+        let p = params(&["--server", "h", "-s", "2,64K,8M"]).unwrap();
+        assert_eq!(p.sizes, vec![2, 65536, 8 << 20]);
+        let p = params(&["--server", "h", "-a", "--max-size", "1K"]).unwrap();
+        assert_eq!(p.sizes, vec![2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
+        let p = params(&["--server", "h", "-a"]).unwrap();
+        assert_eq!(p.sizes.last(), Some(&(8 << 20)));
+        let p = params(&["--server", "h", "-D", "2", "--interval", "0.5"]).unwrap();
+        assert_eq!(p.stop, Stop::Duration(2.0));
+        assert_eq!(p.interval, Some(0.5));
+    }
+
+    #[test]
+    fn bad_options_name_themselves() {
+        let e = |a: &[&str]| format!("{:#}", params(a).unwrap_err());
+        assert!(e(&["--server", "h", "-s", "12Q"]).contains("expected a size"));
+        assert!(e(&["--server", "h", "--mtu", "1500"]).contains("--mtu 1500"));
+        assert!(e(&["--server", "h", "--timeout", "0"]).contains("--timeout 0"));
+        assert!(e(&["--server", "h", "--tests", "nope"]).contains("nope"));
+        assert!(e(&["--server", "h", "-n", "5", "-D", "1"]).contains("cannot be used with"));
+        assert!(e(&[]).contains("--server"));
+        assert!(e(&["--server", "h", "-q", "2", "--tests", "read_lat"]).contains("one QP"));
+    }
+}
