@@ -51,7 +51,10 @@ pub fn params_from(args: &BenchArgs) -> Result<BenchParams> {
     };
     params.validate().map_err(anyhow::Error::msg)?;
     if !(args.timeout > 0.0 && args.timeout <= 86400.0) {
-        anyhow::bail!("--timeout {}: must be between 0 and 86400 seconds", args.timeout);
+        anyhow::bail!(
+            "--timeout {}: must be between 0 and 86400 seconds",
+            args.timeout
+        );
     }
     if !(args.accept_timeout > 0.0 && args.accept_timeout <= 86400.0) {
         anyhow::bail!(
@@ -115,7 +118,10 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
             }
-            Some(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?)
+            Some(
+                std::fs::File::create(p)
+                    .with_context(|| format!("cannot create {}", p.display()))?,
+            )
         }
         None => None,
     };
@@ -124,7 +130,10 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         .map_or("linkperf bench".to_string(), |p| p.display().to_string());
     let mut lines_written = 0u32;
     let mut runs = Vec::new();
-    let mut on_test = |test: BenchTest, info: &record::SessionInfo, results: &[record::SizeResult]| -> Result<()> {
+    let mut on_test = |test: BenchTest,
+                       info: &record::SessionInfo,
+                       results: &[record::SizeResult]|
+     -> Result<()> {
         let (lines, rows) = record::render_test(test, results, &params, info, &percentiles);
         let mut out = std::io::stdout().lock();
         for l in &lines {
@@ -132,7 +141,12 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         }
         if args.histogram {
             for r in results.iter().filter(|r| !r.samples_us.is_empty()) {
-                writeln!(out, "# latency histogram, {} bytes ({} samples):", r.size, r.samples_us.len())?;
+                writeln!(
+                    out,
+                    "# latency histogram, {} bytes ({} samples):",
+                    r.size,
+                    r.samples_us.len()
+                )?;
                 let bins = samples::histogram(&r.samples_us, 20);
                 let most = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1);
                 for (lo, hi, n) in bins {
@@ -154,14 +168,9 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         runs.push(run);
         Ok(())
     };
-    engine::run_client(
-        &setup,
-        server,
-        args.port,
-        &params,
-        &mut on_test,
-        &mut |m| eprintln!("{m}"),
-    )
+    engine::run_client(&setup, server, args.port, &params, &mut on_test, &mut |m| {
+        eprintln!("{m}")
+    })
     .context("nothing was stored")?;
     if args.no_store {
         return Ok(ExitStatus::Success);

@@ -369,7 +369,8 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
 /// measurement within its run, `seq`, `latency_us`). `None` when no run has samples, so stores
 /// of imported logs get no samples files at all.
 pub fn samples_frame(runs: &[Run]) -> Result<Option<DataFrame>> {
-    let (mut ids, mut points, mut seqs, mut values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut ids, mut points, mut seqs, mut values) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for r in runs {
         for (p, m) in r.measurements.iter().enumerate() {
             for (i, &v) in m.samples_us.iter().enumerate() {
@@ -383,12 +384,15 @@ pub fn samples_frame(runs: &[Run]) -> Result<Option<DataFrame>> {
     if values.is_empty() {
         return Ok(None);
     }
-    Ok(Some(DataFrame::new(values.len(), vec![
-        Column::new("run_id".into(), ids),
-        Column::new("point".into(), points),
-        Column::new("seq".into(), seqs),
-        Column::new("latency_us".into(), values),
-    ])?))
+    Ok(Some(DataFrame::new(
+        values.len(),
+        vec![
+            Column::new("run_id".into(), ids),
+            Column::new("point".into(), points),
+            Column::new("seq".into(), seqs),
+            Column::new("latency_us".into(), values),
+        ],
+    )?))
 }
 
 /// Puts samples back on the measurements they belong to, in `seq` order.
@@ -414,7 +418,10 @@ pub fn attach_samples(df: &DataFrame, runs: &mut [Run]) -> Result<()> {
     rows.sort_by_key(|&(r, p, seq, _)| (r, p, seq));
     for (r, p, _, v) in rows {
         let Some(m) = runs[r].measurements.get_mut(p) else {
-            anyhow::bail!("run {}: samples for point {p}, which it does not have", runs[r].run_id);
+            anyhow::bail!(
+                "run {}: samples for point {p}, which it does not have",
+                runs[r].run_id
+            );
         };
         m.samples_us.push(v);
     }

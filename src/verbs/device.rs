@@ -215,7 +215,8 @@ impl PortInfo {
     }
 
     pub fn speed_coded(code: u8) -> Coded {
-        let name = speed_per_lane(code).map_or("invalid speed".to_string(), |s| format!("{s:.1} Gbps"));
+        let name =
+            speed_per_lane(code).map_or("invalid speed".to_string(), |s| format!("{s:.1} Gbps"));
         Coded::new(name, code as u32)
     }
 
@@ -238,7 +239,12 @@ impl PortInfo {
 
 impl DeviceInfo {
     /// Device-level facts, then per port, in `ibv_devinfo -v` order and format.
-    fn entries(&self) -> (Vec<(&'static str, String)>, Vec<(u8, Vec<(String, String)>)>) {
+    fn entries(
+        &self,
+    ) -> (
+        Vec<(&'static str, String)>,
+        Vec<(u8, Vec<(String, String)>)>,
+    ) {
         let dev = vec![
             ("transport", self.transport.clone()),
             ("fw_ver", self.fw_ver.clone()),

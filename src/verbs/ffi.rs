@@ -30,13 +30,14 @@ extern "C" {
     ) -> c_int;
 }
 
-fn errno(ret: c_int) -> io::Error {
+fn errno(call: &str, ret: c_int) -> io::Error {
     // Verbs calls return the errno value itself, or -1 with errno set.
-    if ret > 0 {
+    let e = if ret > 0 {
         io::Error::from_raw_os_error(ret)
     } else {
         io::Error::last_os_error()
-    }
+    };
+    io::Error::new(e.kind(), format!("{call}: {e}"))
 }
 
 /// The RDMA devices present, from `ibv_get_device_list`.
@@ -120,7 +121,7 @@ impl Context {
         let mut attr: ibv_device_attr = unsafe { std::mem::zeroed() };
         let ret = unsafe { ibv_query_device(self.ctx, &mut attr) };
         if ret != 0 {
-            return Err(errno(ret));
+            return Err(errno("ibv_query_device", ret));
         }
         Ok(attr)
     }
@@ -130,7 +131,7 @@ impl Context {
         let mut attr: ibv_port_attr = unsafe { std::mem::zeroed() };
         let ret = unsafe { ___ibv_query_port(self.ctx, port, &mut attr) };
         if ret != 0 {
-            return Err(errno(ret));
+            return Err(errno("ibv_query_port", ret));
         }
         Ok(attr)
     }
@@ -394,10 +395,20 @@ impl Drop for Cq {
 /// What a send work request does.
 #[derive(Debug, Clone, Copy)]
 pub enum SendOp {
-    Write { remote_addr: u64, rkey: u32 },
-    Read { remote_addr: u64, rkey: u32 },
+    Write {
+        remote_addr: u64,
+        rkey: u32,
+    },
+    Read {
+        remote_addr: u64,
+        rkey: u32,
+    },
     Send,
-    FetchAdd { remote_addr: u64, rkey: u32, add: u64 },
+    FetchAdd {
+        remote_addr: u64,
+        rkey: u32,
+        add: u64,
+    },
     CmpSwap {
         remote_addr: u64,
         rkey: u32,
@@ -473,7 +484,7 @@ impl Qp {
         // SAFETY: a live QP and a filled attribute struct.
         let ret = unsafe { ibv_modify_qp(self.qp, attr, mask.0 as c_int) };
         if ret != 0 {
-            return Err(errno(ret));
+            return Err(errno("ibv_modify_qp", ret));
         }
         Ok(())
     }
@@ -629,7 +640,7 @@ impl Qp {
         // SAFETY: a live QP and a well-formed WR; the provider copies it before returning.
         let ret = unsafe { ibv_post_send(self.qp, &mut wr, &mut bad) };
         if ret != 0 {
-            return Err(errno(ret));
+            return Err(errno("ibv_post_send", ret));
         }
         Ok(())
     }
@@ -652,7 +663,7 @@ impl Qp {
         // SAFETY: a live QP and a well-formed WR into the registered buffer.
         let ret = unsafe { ibv_post_recv(self.qp, &mut wr, &mut bad) };
         if ret != 0 {
-            return Err(errno(ret));
+            return Err(errno("ibv_post_recv", ret));
         }
         Ok(())
     }

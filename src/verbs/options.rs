@@ -7,6 +7,7 @@ use std::fmt;
 /// One benchmark of the native runner. RC transport throughout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum BenchTest {
     WriteBw,
     ReadBw,
@@ -173,12 +174,17 @@ impl BenchParams {
         match self.stop {
             Stop::Iterations(0) => return Err("--iters 0: must be at least 1".into()),
             Stop::Duration(d) if !(d > 0.0 && d <= 3600.0) => {
-                return Err(format!("--duration {d}: must be between 0 and 3600 seconds"))
+                return Err(format!(
+                    "--duration {d}: must be between 0 and 3600 seconds"
+                ))
             }
             _ => {}
         }
         if self.tx_depth == 0 || self.tx_depth > 16384 {
-            return Err(format!("--tx-depth {}: must be between 1 and 16384", self.tx_depth));
+            return Err(format!(
+                "--tx-depth {}: must be between 1 and 16384",
+                self.tx_depth
+            ));
         }
         if self.qps == 0 || self.qps > 1024 {
             return Err(format!("--qps {}: must be between 1 and 1024", self.qps));

@@ -55,20 +55,32 @@ pub enum Message {
         max_msg_sz: u64,
     },
     /// Either side: what went wrong; the session ends.
-    Error { message: String },
+    Error {
+        message: String,
+    },
     /// Client → server: create resources for this test; both sides use path MTU `mtu`.
-    Setup { test: BenchTest, mtu: u32 },
+    Setup {
+        test: BenchTest,
+        mtu: u32,
+    },
     Endpoint(Endpoint),
     /// Client → server: the next size starts; the server prepares its buffer and receives.
-    Begin { size: u64 },
+    Begin {
+        size: u64,
+    },
     /// Server → client: prepared.
     Ready,
     /// Client → server, about once a second while a size runs: still alive.
     Progress,
     /// Client → server: the size is done; `ops` operations per QP completed.
-    End { ops: u64 },
+    End {
+        ops: u64,
+    },
     /// Server → client: what the server found in its buffer (or receives).
-    Verified { ok: bool, detail: String },
+    Verified {
+        ok: bool,
+        detail: String,
+    },
     /// Client → server: the test is over, free its resources.
     Teardown,
     /// Server → client: resources freed.
@@ -220,7 +232,11 @@ impl Channel {
     fn take_line(&mut self) -> Result<Option<Message>> {
         let Some(end) = self.buf.iter().position(|&b| b == b'\n') else {
             if self.buf.len() > MAX_LINE {
-                bail!("peer {}: sent {} bytes without a newline; not a linkperf bench peer", self.peer, self.buf.len());
+                bail!(
+                    "peer {}: sent {} bytes without a newline; not a linkperf bench peer",
+                    self.peer,
+                    self.buf.len()
+                );
             }
             return Ok(None);
         };
@@ -302,7 +318,10 @@ impl Channel {
     /// Server side: reads the hello and checks protocol and version.
     pub fn receive_hello(&mut self) -> Result<BenchParams> {
         let m = self.recv().with_context(|| {
-            format!("peer {}: no hello; is it a linkperf bench client?", self.peer)
+            format!(
+                "peer {}: no hello; is it a linkperf bench client?",
+                self.peer
+            )
         })?;
         match m {
             Message::Hello {
@@ -421,7 +440,9 @@ mod tests {
     fn a_foreign_peer_is_named() {
         let (mut c, mut s) = pair(Duration::from_secs(5));
         // What a perftest client sends first: its QP attributes as a fixed-width string.
-        c.stream.write_all(b"0000:000011:00a3f5:00000000000000000000ffff0a00020f\n").unwrap();
+        c.stream
+            .write_all(b"0000:000011:00a3f5:00000000000000000000ffff0a00020f\n")
+            .unwrap();
         let err = s.receive_hello().unwrap_err();
         let text = format!("{err:#}");
         assert!(text.contains("not a linkperf bench message"), "{text}");
@@ -445,7 +466,10 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(err.contains(&format!("server 127.0.0.1:{port}: no answer within 0.4 s")), "{err}");
+        assert!(
+            err.contains(&format!("server 127.0.0.1:{port}: no answer within 0.4 s")),
+            "{err}"
+        );
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let err = Channel::accept(&listener, Duration::from_millis(200))
             .err()

@@ -89,9 +89,17 @@ pub fn describe(ctx: &Context) -> Result<DeviceInfo> {
             .query_port(port)
             .with_context(|| format!("{} port {port}: ibv_query_port failed", ctx.name))?;
         let gids = (0..p.gid_tbl_len.max(0) as u32)
-            .filter_map(|i| ctx.query_gid(port, i).map(|(raw, t)| GidEntry::new(i, raw, t)))
+            .filter_map(|i| {
+                ctx.query_gid(port, i)
+                    .map(|(raw, t)| GidEntry::new(i, raw, t))
+            })
             .collect();
-        let mtu = |code: u32| Coded::new(mtu_bytes(code).map_or("invalid MTU".into(), |b| b.to_string()), code);
+        let mtu = |code: u32| {
+            Coded::new(
+                mtu_bytes(code).map_or("invalid MTU".into(), |b| b.to_string()),
+                code,
+            )
+        };
         ports.push(PortInfo {
             port,
             state: Coded::new(port_state_name(p.state), p.state),

@@ -82,7 +82,8 @@ pub struct SessionInfo {
     pub started_at: u64,
 }
 
-const RULE: &str = "---------------------------------------------------------------------------------------";
+const RULE: &str =
+    "---------------------------------------------------------------------------------------";
 
 /// The log of one test and its rows: (lines, rows with their 0-based line index).
 pub fn render_test(
@@ -107,7 +108,11 @@ pub fn render_test(
         format!(
             "# Connection type: RC  QPs: {}  TX depth: {}  Inline: {}  {}",
             params.qps,
-            if test.is_bandwidth() { params.tx_depth } else { 1 },
+            if test.is_bandwidth() {
+                params.tx_depth
+            } else {
+                1
+            },
             params.inline_size,
             match params.stop {
                 Stop::Iterations(n) => format!("Iterations: {n}"),
@@ -383,7 +388,15 @@ mod tests {
         assert!((r.bw_gbps() - 52.4288).abs() < 1e-9);
         let p = params(BenchTest::WriteBw);
         let (lines, rows) = render_test(BenchTest::WriteBw, &[r], &p, &info(), &[]);
-        let run = build_run(BenchTest::WriteBw, &p, &info(), "bench.log", 5, &lines, rows);
+        let run = build_run(
+            BenchTest::WriteBw,
+            &p,
+            &info(),
+            "bench.log",
+            5,
+            &lines,
+            rows,
+        );
         assert_eq!(run.tool, "linkperf-verbs");
         assert_eq!(run.test, "ib_write_bw");
         let m = &run.measurements[0];
@@ -412,7 +425,15 @@ mod tests {
         };
         let p = params(BenchTest::SendLat);
         let (lines, rows) = render_test(BenchTest::SendLat, &[r], &p, &info(), &[50.0, 99.99]);
-        let run = build_run(BenchTest::SendLat, &p, &info(), "bench.log", 1, &lines, rows);
+        let run = build_run(
+            BenchTest::SendLat,
+            &p,
+            &info(),
+            "bench.log",
+            1,
+            &lines,
+            rows,
+        );
         let m = &run.measurements[0];
         assert_eq!(m.lat_min_us, Some(1.0));
         assert_eq!(m.lat_typical_us, Some(50.0));

@@ -59,7 +59,9 @@ pub fn parse_percentiles(s: &str) -> Result<Vec<f64>, String> {
         .filter(|p| !p.is_empty())
         .map(|p| match p.parse::<f64>() {
             Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
-            _ => Err(format!("--percentiles {p:?}: expected a number above 0 and at most 100")),
+            _ => Err(format!(
+                "--percentiles {p:?}: expected a number above 0 and at most 100"
+            )),
         })
         .collect()
 }
@@ -120,7 +122,10 @@ mod tests {
 
     #[test]
     fn percentile_options() {
-        assert_eq!(parse_percentiles("50, 90,99.99").unwrap(), vec![50.0, 90.0, 99.99]);
+        assert_eq!(
+            parse_percentiles("50, 90,99.99").unwrap(),
+            vec![50.0, 90.0, 99.99]
+        );
         assert!(parse_percentiles("0").unwrap_err().contains("\"0\""));
         assert!(parse_percentiles("abc").is_err());
         assert_eq!(percentile_key(99.99), "p99.99");

@@ -275,7 +275,13 @@ fn intervals(events: &[(f64, u64)], step: f64, elapsed: f64) -> Vec<Interval> {
 }
 
 /// Polls the send CQ until `want` completions arrived or the deadline passed.
-fn reap(local: &Local, wcs: &mut Vec<Completion>, want: usize, what: &str, timeout: Duration) -> Result<usize> {
+fn reap(
+    local: &Local,
+    wcs: &mut Vec<Completion>,
+    want: usize,
+    what: &str,
+    timeout: Duration,
+) -> Result<usize> {
     let start = Instant::now();
     let mut got = 0;
     loop {
@@ -290,7 +296,10 @@ fn reap(local: &Local, wcs: &mut Vec<Completion>, want: usize, what: &str, timeo
             return Ok(got);
         }
         if start.elapsed() > timeout {
-            bail!("{what}: no completion within {} s; did the peer stop?", timeout.as_secs_f64());
+            bail!(
+                "{what}: no completion within {} s; did the peer stop?",
+                timeout.as_secs_f64()
+            );
         }
     }
 }
@@ -309,7 +318,8 @@ fn latency(
     let (recv_off, send_off) = (local.recv_area(0), local.send_area(0));
     let remote_recv = remote.addr + recv_off as u64;
     let remote_send = remote.addr + send_off as u64;
-    let inline = size <= params.inline_size as u64 && matches!(test, BenchTest::WriteLat | BenchTest::SendLat);
+    let inline = size <= params.inline_size as u64
+        && matches!(test, BenchTest::WriteLat | BenchTest::SendLat);
     let more = |i: u64, start: Instant| match params.stop {
         Stop::Iterations(n) => i < n,
         Stop::Duration(d) => start.elapsed().as_secs_f64() < d,
@@ -318,9 +328,6 @@ fn latency(
     let mut samples = Vec::new();
     let mut wcs = Vec::with_capacity(16);
     let mut unreaped = 0usize;
-    if test == BenchTest::SendLat {
-        qp.post_recv(0, recv_off, size as u32)?;
-    }
     let start = Instant::now();
     let mut i = 0u64;
     while more(i, start) {
@@ -330,7 +337,10 @@ fn latency(
                 local.mr.set_byte(send_off + n - 1, m);
                 let t0 = Instant::now();
                 qp.post_send(
-                    SendOp::Write { remote_addr: remote_recv, rkey: remote.rkey },
+                    SendOp::Write {
+                        remote_addr: remote_recv,
+                        rkey: remote.rkey,
+                    },
                     i,
                     send_off,
                     size as u32,
@@ -348,7 +358,10 @@ fn latency(
                         }
                         unreaped -= wcs.len().min(unreaped);
                         if t0.elapsed() > timeout {
-                            bail!("{what}: no pong to ping {i} within {} s", timeout.as_secs_f64());
+                            bail!(
+                                "{what}: no pong to ping {i} within {} s",
+                                timeout.as_secs_f64()
+                            );
                         }
                     }
                 }
@@ -372,16 +385,22 @@ fn latency(
                     }
                     spins += 1;
                     if spins & 0xffff == 0 && t0.elapsed() > timeout {
-                        bail!("{what}: no pong to ping {i} within {} s", timeout.as_secs_f64());
+                        bail!(
+                            "{what}: no pong to ping {i} within {} s",
+                            timeout.as_secs_f64()
+                        );
                     }
                 }
                 samples.push(t0.elapsed().as_secs_f64() * 1e6 / 2.0);
-                qp.post_recv(i + 1, recv_off, size as u32)?;
+                qp.post_recv(i + 1, recv_off, local.stride as u32)?;
             }
             BenchTest::ReadLat => {
                 let t0 = Instant::now();
                 qp.post_send(
-                    SendOp::Read { remote_addr: remote_send, rkey: remote.rkey },
+                    SendOp::Read {
+                        remote_addr: remote_send,
+                        rkey: remote.rkey,
+                    },
                     i,
                     recv_off,
                     size as u32,
@@ -394,9 +413,18 @@ fn latency(
             BenchTest::FetchAddLat | BenchTest::CmpSwapLat => {
                 local.mr.set_word(recv_off, 0xdead_beef_dead_beef);
                 let op = if test == BenchTest::FetchAddLat {
-                    SendOp::FetchAdd { remote_addr: remote_recv, rkey: remote.rkey, add: 1 }
+                    SendOp::FetchAdd {
+                        remote_addr: remote_recv,
+                        rkey: remote.rkey,
+                        add: 1,
+                    }
                 } else {
-                    SendOp::CmpSwap { remote_addr: remote_recv, rkey: remote.rkey, compare: i, swap: i + 1 }
+                    SendOp::CmpSwap {
+                        remote_addr: remote_recv,
+                        rkey: remote.rkey,
+                        compare: i,
+                        swap: i + 1,
+                    }
                 };
                 let t0 = Instant::now();
                 qp.post_send(op, i, recv_off, 8, true, false)?;
@@ -457,32 +485,26 @@ pub fn serve_size(
     if test.is_atomic() {
         local.mr.set_word(local.recv_area(0), 0);
     }
-    if test == BenchTest::SendBw {
-        for q in 0..qps {
-            for k in 0..local.rx_depth as u64 {
-                local.qps[q].post_recv(wr_id(q, k), local.recv_area(q), size as u32)?;
-            }
-        }
-    }
-    if test == BenchTest::SendLat {
-        local.qps[0].post_recv(0, local.recv_area(0), size as u32)?;
-    }
     chan.send(&Message::Ready)?;
     let what = format!("{test} {size} bytes");
     match test {
-        BenchTest::WriteLat | BenchTest::SendLat => ping_pong(chan, local, remote, test, size, timeout)?,
+        BenchTest::WriteLat | BenchTest::SendLat => {
+            ping_pong(chan, local, remote, test, size, timeout)?
+        }
         BenchTest::SendBw => receive_all(chan, local, size, timeout)?,
         _ => {
             let ops = wait_end(chan)?;
             if test.is_atomic() {
                 let w = local.mr.word(local.recv_area(0));
                 if w != ops && w.swap_bytes() != ops {
-                    return Ok(Err(format!("{what}: the counter is {w:#x} after {ops} operations")));
+                    return Ok(Err(format!(
+                        "{what}: the counter is {w:#x} after {ops} operations"
+                    )));
                 }
                 return Ok(Ok(format!("counter = {ops} after {ops} atomic operations")));
             }
             if test == BenchTest::ReadBw || test == BenchTest::ReadLat {
-                return Ok(Ok(String::new()));
+                return Ok(Ok("the client checks what it read".into()));
             }
         }
     }
@@ -568,7 +590,10 @@ fn ping_pong(
                     break false;
                 }
                 if heard.elapsed() > timeout {
-                    bail!("{what}: no ping and no message for {} s", timeout.as_secs_f64());
+                    bail!(
+                        "{what}: no ping and no message for {} s",
+                        timeout.as_secs_f64()
+                    );
                 }
             }
         };
@@ -579,7 +604,10 @@ fn ping_pong(
         if test == BenchTest::WriteLat {
             local.mr.set_byte(send_off + n - 1, marker(i));
             qp.post_send(
-                SendOp::Write { remote_addr: remote.addr + recv_off as u64, rkey: remote.rkey },
+                SendOp::Write {
+                    remote_addr: remote.addr + recv_off as u64,
+                    rkey: remote.rkey,
+                },
                 i,
                 send_off,
                 size as u32,
@@ -587,7 +615,7 @@ fn ping_pong(
                 false,
             )?;
         } else {
-            qp.post_recv(i + 1, recv_off, size as u32)?;
+            qp.post_recv(i + 1, recv_off, local.stride as u32)?;
             qp.post_send(SendOp::Send, i, send_off, size as u32, true, false)?;
         }
         unreaped += 1;
@@ -622,7 +650,7 @@ fn receive_all(chan: &mut Channel, local: &Local, size: u64, timeout: Duration) 
             if wc.byte_len as u64 != size {
                 wrong_len += 1;
             }
-            local.qps[q].post_recv(wc.wr_id, local.recv_area(q), size as u32)?;
+            local.qps[q].post_recv(wc.wr_id, local.recv_area(q), local.stride as u32)?;
         }
         if wcs.is_empty() {
             idle += 1;

@@ -84,6 +84,7 @@ fn serve_session(
                     unreachable!("expect checked the kind")
                 };
                 local.connect(dev, &p, &remote)?;
+                local.post_receives(test, true)?;
                 chan.send(&Message::Ready)?;
                 current = Some((test, local, remote));
             }
@@ -98,7 +99,11 @@ fn serve_session(
                 };
                 say(&format!(
                     "{test} {size} bytes: {}",
-                    if ok { format!("ok, {detail}") } else { format!("DATA CHECK FAILED: {detail}") }
+                    if ok {
+                        format!("ok, {detail}")
+                    } else {
+                        format!("DATA CHECK FAILED: {detail}")
+                    }
                 ));
                 chan.send(&Message::Verified { ok, detail })?;
             }
@@ -164,6 +169,7 @@ fn client_session(
         };
         chan.send(&Message::Endpoint(local.endpoint(dev)))?;
         local.connect(dev, &p, &remote)?;
+        local.post_receives(test, false)?;
         chan.expect("ready")?;
         let mut results = Vec::new();
         for size in p.sizes_for(test) {

@@ -68,14 +68,16 @@ impl Dev {
                         info.name, setup.ib_port, port.gid_tbl_len, valid.join(", ")
                     );
                 }
-                ctx.query_gid(setup.ib_port, i).map(|(raw, _)| raw).with_context(|| {
-                    format!(
-                        "--gid-index {i}: {} port {} has no GID at index {i} (valid: {})",
-                        info.name,
-                        setup.ib_port,
-                        valid.join(", ")
-                    )
-                })?
+                ctx.query_gid(setup.ib_port, i)
+                    .map(|(raw, _)| raw)
+                    .with_context(|| {
+                        format!(
+                            "--gid-index {i}: {} port {} has no GID at index {i} (valid: {})",
+                            info.name,
+                            setup.ib_port,
+                            valid.join(", ")
+                        )
+                    })?
             }
             None => [0u8; 16],
         };
@@ -173,11 +175,7 @@ impl Local {
         } else {
             LAT_SQ_DEPTH
         };
-        let rx_depth = if test.uses_receives() {
-            RX_DEPTH
-        } else {
-            1
-        };
+        let rx_depth = if test.uses_receives() { RX_DEPTH } else { 1 };
         let send_cq = Cq::new(&dev.ctx, tx_depth * params.qps + 16)
             .with_context(|| format!("{name}: ibv_create_cq failed"))?;
         let recv_cq = Cq::new(&dev.ctx, rx_depth * params.qps + 16)
@@ -282,6 +280,24 @@ impl Local {
         Ok(())
     }
 
+    /// Posts the receives a send test keeps outstanding, each over the whole receive area so
+    /// they fit every size of the sweep: `rx_depth` per QP on the receiving side of send_bw,
+    /// one on both sides of send_lat (reposted after each message).
+    pub fn post_receives(&self, test: BenchTest, server: bool) -> Result<()> {
+        let per_qp = match test {
+            BenchTest::SendBw if server => self.rx_depth as u64,
+            BenchTest::SendLat => 1,
+            _ => 0,
+        };
+        for (q, qp) in self.qps.iter().enumerate() {
+            for k in 0..per_qp {
+                qp.post_recv(recv_wr_id(q, k), self.recv_area(q), self.stride as u32)
+                    .with_context(|| format!("{test}: QP {q}: posting receive {k} failed"))?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn recv_area(&self, qp: usize) -> usize {
         2 * self.stride * qp
     }
@@ -289,6 +305,11 @@ impl Local {
     pub fn send_area(&self, qp: usize) -> usize {
         2 * self.stride * qp + self.stride
     }
+}
+
+/// Receive work request ids carry the QP index like send ones.
+pub fn recv_wr_id(qp: usize, seq: u64) -> u64 {
+    ((qp as u64) << 40) | seq
 }
 
 /// Send queue depth of latency tests: one ping in flight, room for unreaped completions.
@@ -303,10 +324,20 @@ pub fn pattern(size: u64) -> impl Fn(usize) -> u8 {
 
 /// Checks `len` bytes at `offset` against the pattern of `size`, skipping the last byte when
 /// it carries a ping-pong marker. Returns the first mismatch.
-pub fn check_pattern(mr: &Mr, offset: usize, len: usize, size: u64, skip_last: bool) -> Result<(), String> {
+pub fn check_pattern(
+    mr: &Mr,
+    offset: usize,
+    len: usize,
+    size: u64,
+    skip_last: bool,
+) -> Result<(), String> {
     let data = mr.read(offset, len);
     let p = pattern(size);
-    let upto = if skip_last { len.saturating_sub(1) } else { len };
+    let upto = if skip_last {
+        len.saturating_sub(1)
+    } else {
+        len
+    };
     match (0..upto).find(|&j| data[j] != p(j)) {
         None => Ok(()),
         Some(j) => Err(format!(
