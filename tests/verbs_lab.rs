@@ -394,3 +394,89 @@ fn bad_input_names_the_parameter_and_leaks_nothing() {
     );
     assert_nothing_leaked("a peer that vanished mid-test");
 }
+
+/// Waits until something listens on local TCP `port` (perftest's server is ready then).
+fn wait_listening(port: u16) {
+    let needle = format!(":{port:04X} 00000000:0000 0A");
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(20) {
+        let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        if tcp.contains(&needle) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("nothing listens on TCP {port}");
+}
+
+/// Runs a perftest pair on rxe0 and returns the client's output as a transcript.
+fn perftest(program: &str, args: &[&str]) -> String {
+    let common = ["-d", "rxe0", "-x", "1"];
+    let server = Command::new(program)
+        .args(common)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("perftest");
+    wait_listening(18515);
+    let client = Command::new(program)
+        .args(common)
+        .args(args)
+        .arg("10.0.2.15")
+        .output()
+        .expect("perftest client");
+    let mut server = server;
+    let _ = server.wait();
+    assert!(client.status.success(), "{program}: {}", String::from_utf8_lossy(&client.stderr));
+    format!(
+        "$ {program} {} {} 10.0.2.15\n{}",
+        common.join(" "),
+        args.join(" "),
+        String::from_utf8_lossy(&client.stdout)
+    )
+}
+
+/// The canonical columns a row fills (provenance and free-form extras aside).
+fn shape(m: &linkperf::model::Measurement) -> Vec<String> {
+    let v = serde_json::to_value(m).unwrap();
+    let mut keys: Vec<String> = v
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, v)| {
+            !v.is_null() && !["line", "raw_text", "raw_unit", "extra", "samples_us"].contains(&k.as_str())
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+#[ignore = "needs an RDMA device (rxe0): run tests/lab/verbs.sh"]
+fn rows_have_the_shape_of_perftest_rows() {
+    for (test, program) in [
+        (BenchTest::WriteBw, "ib_write_bw"),
+        (BenchTest::SendBw, "ib_send_bw"),
+        (BenchTest::WriteLat, "ib_write_lat"),
+        (BenchTest::ReadLat, "ib_read_lat"),
+    ] {
+        let text = perftest(program, &["-s", "4096", "-n", "100"]);
+        let parsed = linkperf::ingest::parse_bytes(&format!("{program}.txt"), text.as_bytes());
+        let theirs = &parsed.runs[0];
+        assert_eq!(theirs.test, program);
+        let p = params(&[test], &[4096], Stop::Iterations(100));
+        let (t, info, results) = bench(&p).unwrap().remove(0);
+        let (lines, rows) = linkperf::verbs::record::render_test(t, &results, &p, &info, &[99.99]);
+        let ours = linkperf::verbs::record::build_run(t, &p, &info, "bench.log", 1, &lines, rows);
+        assert_eq!(ours.test, theirs.test);
+        assert_eq!(ours.measurements.len(), theirs.measurements.len(), "{program}");
+        let (a, b) = (&ours.measurements[0], &theirs.measurements[0]);
+        assert_eq!(shape(a), shape(b), "{program}: linkperf-verbs vs perftest columns");
+        assert_eq!(a.raw_unit, if test.is_bandwidth() { "Gb/sec" } else { "usec" });
+        assert_eq!((a.msg_size_bytes, a.iterations), (b.msg_size_bytes, b.iterations));
+        assert_eq!(ours.mtu, theirs.mtu, "{program}: path MTU");
+        assert_eq!(ours.link_layer, theirs.link_layer, "{program}");
+    }
+}
