@@ -2,7 +2,7 @@
 //! a killed import, concurrent imports, export formats, filters and bad input.
 
 mod common;
-use common::{linkperf, ok, root, SEED_000, SEED_003};
+use common::{linkperf, ok, root, text, SEED_000, SEED_003};
 
 use std::path::Path;
 use std::process::Command;
@@ -258,4 +258,36 @@ fn usage_errors_exit_2_with_a_clear_message() {
     assert_eq!(o.status.code(), Some(2));
     let o = linkperf(&store, &["frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Without the `verbs` feature the native runner's verbs exist, say what is missing, and exit
+/// 2; with it, a bench option error is still named before any device is touched.
+#[test]
+fn native_runner_verbs_explain_themselves() {
+    let store = tempfile::tempdir().unwrap();
+    let o = linkperf(
+        store.path(),
+        &["bench", "--server", "10.0.0.1", "--mtu", "1500"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("--mtu 1500: must be 256, 512, 1024, 2048 or 4096"),
+        "{}",
+        text(&o)
+    );
+    let o = linkperf(
+        store.path(),
+        &["bench", "--server", "h", "--tests", "write_bw,nope"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("invalid value 'nope'"), "{}", text(&o));
+    if !cfg!(feature = "verbs") {
+        for args in [&["devices"][..], &["bench", "--server", "10.0.0.1"][..]] {
+            let o = linkperf(store.path(), args);
+            assert_eq!(o.status.code(), Some(2));
+            let t = text(&o);
+            assert!(t.contains("built without it"), "{t}");
+            assert!(t.contains("--features verbs"), "{t}");
+        }
+    }
 }

@@ -428,7 +428,11 @@ fn perftest(program: &str, args: &[&str]) -> String {
         .expect("perftest client");
     let mut server = server;
     let _ = server.wait();
-    assert!(client.status.success(), "{program}: {}", String::from_utf8_lossy(&client.stderr));
+    assert!(
+        client.status.success(),
+        "{program}: {}",
+        String::from_utf8_lossy(&client.stderr)
+    );
     format!(
         "$ {program} {} {} 10.0.2.15\n{}",
         common.join(" "),
@@ -445,7 +449,8 @@ fn shape(m: &linkperf::model::Measurement) -> Vec<String> {
         .unwrap()
         .iter()
         .filter(|(k, v)| {
-            !v.is_null() && !["line", "raw_text", "raw_unit", "extra", "samples_us"].contains(&k.as_str())
+            !v.is_null()
+                && !["line", "raw_text", "raw_unit", "extra", "samples_us"].contains(&k.as_str())
         })
         .map(|(k, _)| k.clone())
         .collect();
@@ -471,11 +476,29 @@ fn rows_have_the_shape_of_perftest_rows() {
         let (lines, rows) = linkperf::verbs::record::render_test(t, &results, &p, &info, &[99.99]);
         let ours = linkperf::verbs::record::build_run(t, &p, &info, "bench.log", 1, &lines, rows);
         assert_eq!(ours.test, theirs.test);
-        assert_eq!(ours.measurements.len(), theirs.measurements.len(), "{program}");
+        assert_eq!(
+            ours.measurements.len(),
+            theirs.measurements.len(),
+            "{program}"
+        );
         let (a, b) = (&ours.measurements[0], &theirs.measurements[0]);
-        assert_eq!(shape(a), shape(b), "{program}: linkperf-verbs vs perftest columns");
-        assert_eq!(a.raw_unit, if test.is_bandwidth() { "Gb/sec" } else { "usec" });
-        assert_eq!((a.msg_size_bytes, a.iterations), (b.msg_size_bytes, b.iterations));
+        assert_eq!(
+            shape(a),
+            shape(b),
+            "{program}: linkperf-verbs vs perftest columns"
+        );
+        assert_eq!(
+            a.raw_unit,
+            if test.is_bandwidth() {
+                "Gb/sec"
+            } else {
+                "usec"
+            }
+        );
+        assert_eq!(
+            (a.msg_size_bytes, a.iterations),
+            (b.msg_size_bytes, b.iterations)
+        );
         assert_eq!(ours.mtu, theirs.mtu, "{program}: path MTU");
         assert_eq!(ours.link_layer, theirs.link_layer, "{program}");
     }

@@ -237,14 +237,12 @@ impl PortInfo {
     }
 }
 
+/// One port's `(key, value)` lines, in `ibv_devinfo -v` order.
+type PortEntries = (u8, Vec<(String, String)>);
+
 impl DeviceInfo {
     /// Device-level facts, then per port, in `ibv_devinfo -v` order and format.
-    fn entries(
-        &self,
-    ) -> (
-        Vec<(&'static str, String)>,
-        Vec<(u8, Vec<(String, String)>)>,
-    ) {
+    fn entries(&self) -> (Vec<(&'static str, String)>, Vec<PortEntries>) {
         let dev = vec![
             ("transport", self.transport.clone()),
             ("fw_ver", self.fw_ver.clone()),

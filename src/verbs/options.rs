@@ -201,7 +201,7 @@ impl BenchParams {
             }
         }
         if let Some(i) = self.interval {
-            if !(i >= 0.001) {
+            if i.is_nan() || i < 0.001 {
                 return Err(format!("--interval {i}: must be at least 0.001 seconds"));
             }
         }

@@ -177,7 +177,7 @@ fn bandwidth(
             for q in 0..qps {
                 while posted[q] < target && posted[q] - done[q] < depth {
                     let seq = posted[q];
-                    let signaled = (seq + 1) % cq_mod == 0 || seq + 1 == target;
+                    let signaled = (seq + 1).is_multiple_of(cq_mod) || seq + 1 == target;
                     post_bw(local, remote, test, q, seq, size, signaled, inline)?;
                     posted[q] += 1;
                     last_signaled[q] = signaled;

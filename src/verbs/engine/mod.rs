@@ -16,6 +16,9 @@ use resources::Local;
 use std::net::TcpListener;
 use std::time::Duration;
 
+/// What the client does with each finished test: print it, log it, keep it for the store.
+pub type OnTest<'a> = dyn FnMut(BenchTest, &SessionInfo, &[SizeResult]) -> Result<()> + 'a;
+
 /// Serves one client on TCP `port`, waiting at most `accept_timeout` for it.
 pub fn serve(
     setup: &LocalSetup,
@@ -124,7 +127,7 @@ pub fn run_client(
     host: &str,
     port: u16,
     params: &BenchParams,
-    on_test: &mut dyn FnMut(BenchTest, &SessionInfo, &[SizeResult]) -> Result<()>,
+    on_test: &mut OnTest,
     say: &mut dyn FnMut(&str),
 ) -> Result<()> {
     params.validate().map_err(anyhow::Error::msg)?;
@@ -145,7 +148,7 @@ fn client_session(
     setup: &LocalSetup,
     chan: &mut Channel,
     params: &BenchParams,
-    on_test: &mut dyn FnMut(BenchTest, &SessionInfo, &[SizeResult]) -> Result<()>,
+    on_test: &mut OnTest,
     say: &mut dyn FnMut(&str),
 ) -> Result<()> {
     chan.send(&Message::hello(params.clone()))?;
