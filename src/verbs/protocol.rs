@@ -376,7 +376,7 @@ mod tests {
             sizes: vec![2, 65536],
             stop: Stop::Iterations(10),
             tx_depth: 128,
-            qps: 2,
+            qps: 1,
             inline_size: 64,
             mtu: Some(1024),
             interval: None,
