@@ -257,7 +257,7 @@ fn snapshots_of_every_fixture() {
                 walk(&p, out);
             } else if p
                 .extension()
-                .is_some_and(|e| e == "txt" || e == "json" || e == "bin")
+                .is_some_and(|e| e == "txt" || e == "json" || e == "bin" || e == "log")
             {
                 out.push(p);
             }
@@ -272,6 +272,7 @@ fn snapshots_of_every_fixture() {
         "fixtures/qperf",
         "fixtures/ibping",
         "fixtures/devinfo",
+        "fixtures/linkperf-bench",
         "fixtures/invalid",
     ] {
         walk(&root.join(dir), &mut files);
@@ -340,4 +341,67 @@ fn soft_roce_lab_captures() {
     // `ib_write_bw --version` is not a run and not a problem.
     let r = parse("fixtures/perftest/rxe-lab/perftest-version.txt");
     assert!(r.runs.is_empty() && r.problems.is_empty());
+}
+
+/// `linkperf bench` logs recorded in the Soft-RoCE lab read back as `linkperf-verbs` runs with
+/// perftest's test names, the header's facts, the device facts and the per-size checks.
+#[test]
+fn linkperf_bench_logs() {
+    let r = parse("fixtures/linkperf-bench/all-tests.log");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let tests: Vec<&str> = r.runs.iter().map(|x| x.test.as_str()).collect();
+    assert_eq!(
+        tests,
+        [
+            "ib_write_bw",
+            "ib_read_bw",
+            "ib_send_bw",
+            "ib_write_lat",
+            "ib_read_lat",
+            "ib_send_lat",
+            "ib_atomic_lat",
+            "ib_atomic_lat"
+        ]
+    );
+    for run in &r.runs {
+        assert_eq!(run.tool, "linkperf-verbs");
+        assert_eq!(run.role, Role::Client);
+        assert_eq!(run.device.as_deref(), Some("rxe0"));
+        assert_eq!((run.mtu, run.qps), (Some(1024), Some(1)));
+        assert_eq!(run.link_layer.as_deref(), Some("Ethernet"));
+        assert_eq!(run.facts["device.port1.gid1"], "::ffff:10.0.2.15, RoCE v2");
+        assert_eq!(run.facts["gid_index"], "1");
+        for m in run.measurements.iter().filter(|m| m.row_kind.is_none()) {
+            assert!(
+                m.extra["verified"].contains("checked") || m.extra["verified"].contains("counter")
+            );
+            assert_eq!(m.iterations, Some(100));
+        }
+    }
+    assert_eq!(r.runs[6].facts["atomic_type"], "FETCH_AND_ADD");
+    assert_eq!(r.runs[7].facts["atomic_type"], "CMP_AND_SWAP");
+    assert_eq!(r.runs[0].measurements.len(), 3);
+    let lat = &r.runs[3].measurements[1];
+    assert_eq!(
+        (lat.msg_size_bytes, lat.raw_unit.as_str()),
+        (Some(4096), "usec")
+    );
+    assert!(lat.extra.contains_key("p99.99") && lat.lat_p999_us.is_some());
+
+    let r = parse("fixtures/linkperf-bench/write_bw-2qp-duration-intervals.log");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let run = &r.runs[0];
+    assert_eq!(run.qps, Some(2));
+    assert_eq!(run.facts["duration"], "2");
+    let intervals: Vec<_> = run
+        .measurements
+        .iter()
+        .filter(|m| m.row_kind.as_deref() == Some("interval"))
+        .collect();
+    assert!(intervals.len() >= 4);
+    let total: f64 = intervals.iter().filter_map(|m| m.transfer_bytes).sum();
+    let summary = &run.measurements[0];
+    let ops = summary.iterations.unwrap() as f64 * 2.0;
+    // Every byte the summary row counts was completed in some slice.
+    assert_eq!(total, ops * 65536.0);
 }

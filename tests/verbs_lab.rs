@@ -473,8 +473,8 @@ fn rows_have_the_shape_of_perftest_rows() {
         assert_eq!(theirs.test, program);
         let p = params(&[test], &[4096], Stop::Iterations(100));
         let (t, info, results) = bench(&p).unwrap().remove(0);
-        let (lines, rows) = linkperf::verbs::record::render_test(t, &results, &p, &info, &[99.99]);
-        let ours = linkperf::verbs::record::build_run(t, &p, &info, "bench.log", 1, &lines, rows);
+        let rendered = linkperf::verbs::record::render_test(t, &results, &p, &info, &[99.99]);
+        let ours = linkperf::verbs::record::build_run(&info, "bench.log", 1, &rendered).unwrap();
         assert_eq!(ours.test, theirs.test);
         assert_eq!(
             ours.measurements.len(),

@@ -134,36 +134,25 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
                        info: &record::SessionInfo,
                        results: &[record::SizeResult]|
      -> Result<()> {
-        let (lines, rows) = record::render_test(test, results, &params, info, &percentiles);
+        let rendered = record::render_test(test, results, &params, info, &percentiles);
         let mut out = std::io::stdout().lock();
-        for l in &lines {
+        for l in rendered.terminal_lines() {
             writeln!(out, "{l}")?;
         }
         if args.histogram {
             for r in results.iter().filter(|r| !r.samples_us.is_empty()) {
-                writeln!(
-                    out,
-                    "# latency histogram, {} bytes ({} samples):",
-                    r.size,
-                    r.samples_us.len()
-                )?;
-                let bins = samples::histogram(&r.samples_us, 20);
-                let most = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1);
-                for (lo, hi, n) in bins {
-                    let bar = "#".repeat((n * 50).div_ceil(most));
-                    writeln!(out, "#  {lo:>10.2} - {hi:>10.2} usec {n:>8} {bar}")?;
-                }
+                print_histogram(&mut out, r)?;
             }
         }
         if let Some(f) = log.as_mut() {
-            for l in &lines {
+            for l in &rendered.lines {
                 writeln!(f, "{l}").with_context(|| format!("cannot write {source}"))?;
             }
             f.flush()?;
         }
         let first_line = lines_written + 1;
-        lines_written += lines.len() as u32;
-        let mut run = record::build_run(test, &params, info, &source, first_line, &lines, rows);
+        lines_written += rendered.lines.len() as u32;
+        let mut run = record::build_run(info, &source, first_line, &rendered)?;
         run.labels = labels.clone();
         runs.push(run);
         Ok(())
@@ -184,6 +173,41 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         store.root().display()
     );
     Ok(ExitStatus::Success)
+}
+
+/// Latency samples as a text histogram: 20 bins from the minimum to the 99th percentile, and
+/// one for the tail above it (equal bins over the whole range would put the body in one bin).
+#[cfg(feature = "verbs")]
+fn print_histogram(
+    out: &mut impl std::io::Write,
+    r: &crate::verbs::record::SizeResult,
+) -> Result<()> {
+    use crate::verbs::samples::{histogram, percentile, sorted};
+    let s = sorted(&r.samples_us);
+    let p99 = percentile(&s, 99.0).unwrap_or(0.0);
+    let body: Vec<f64> = s.iter().copied().filter(|&x| x <= p99).collect();
+    let tail = s.len() - body.len();
+    writeln!(
+        out,
+        "# latency histogram, {} bytes ({} samples, usec):",
+        r.size,
+        s.len()
+    )?;
+    let bins = histogram(&body, 20);
+    let most = bins.iter().map(|b| b.2).max().unwrap_or(1).max(tail).max(1);
+    for (lo, hi, n) in bins {
+        let bar = "#".repeat((n * 50).div_ceil(most));
+        writeln!(out, "#  {lo:>10.2} - {hi:>10.2} {n:>8} {bar}")?;
+    }
+    if tail > 0 {
+        let max = s.last().copied().unwrap_or(p99);
+        let bar = "#".repeat((tail * 50).div_ceil(most));
+        writeln!(
+            out,
+            "#  {p99:>10.2} - {max:>10.2} {tail:>8} {bar} (above p99)"
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod devinfo;
 pub mod ibping;
 pub mod iperf2;
 pub mod iperf3;
+pub mod linkperf_bench;
 pub mod perftest;
 pub mod qperf;
 pub mod text;
@@ -187,6 +188,9 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
                 "devinfo" => {
                     devinfo::parse_block(source, &lines, output.clone(), command, problems)
                 }
+                "linkperf-verbs" => {
+                    linkperf_bench::parse_block(source, &lines, output.clone(), problems)
+                }
                 _ => Vec::new(),
             });
         }
@@ -251,6 +255,10 @@ fn attach_qperf_conf(runs: &mut [Run]) {
 /// Which tools printed a block that no known command names, most specific first.
 fn detect_families(text: &[String]) -> Vec<&'static str> {
     type Detector = fn(&[String]) -> bool;
+    // Our own bench logs look like perftest tables; they are read by their own parser only.
+    if linkperf_bench::detect(text) {
+        return vec!["linkperf-verbs"];
+    }
     let detectors: [(&str, Detector); 6] = [
         ("perftest", perftest::detect),
         ("iperf3", iperf3::detect),

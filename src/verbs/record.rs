@@ -4,8 +4,8 @@
 
 use super::options::{BenchParams, BenchTest, Stop};
 use super::samples::{percentile, percentile_key, sorted, summarize};
-use crate::ingest::ContentHash;
-use crate::model::{CommandLine, Measurement, Role, Run, RunStatus};
+use crate::ingest::linkperf_bench::HEADER;
+use crate::model::{CommandLine, Run};
 use std::collections::BTreeMap;
 
 /// Bytes completed in one slice of a timed run (bandwidth over time).
@@ -85,28 +85,49 @@ pub struct SessionInfo {
 const RULE: &str =
     "---------------------------------------------------------------------------------------";
 
-/// The log of one test and its rows: (lines, rows with their 0-based line index).
+/// The log of one test, and the latency samples of each table row (by 0-based line index).
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub lines: Vec<String>,
+    pub samples: Vec<(usize, Vec<f64>)>,
+}
+
+impl Rendered {
+    /// Lines for a terminal: the log without its `device.*` fact lines.
+    pub fn terminal_lines(&self) -> impl Iterator<Item = &String> {
+        self.lines.iter().filter(|l| !l.starts_with("# device."))
+    }
+}
+
+/// Writes one test's results as a `linkperf bench` log block (read back by
+/// `ingest::linkperf_bench`): header fields, device facts, the table, per-size check and
+/// percentile lines, and bandwidth over time.
 pub fn render_test(
     test: BenchTest,
     results: &[SizeResult],
     params: &BenchParams,
     info: &SessionInfo,
     percentiles: &[f64],
-) -> (Vec<String>, Vec<(usize, Measurement)>) {
+) -> Rendered {
     let mut lines = vec![
         format!(
-            "# linkperf bench {} (native verbs, protocol v{})",
+            "{}{} (native verbs, protocol v{})",
+            HEADER,
             env!("CARGO_PKG_VERSION"),
             super::protocol::VERSION
         ),
         format!("# {}", test.title()),
-        format!("# started: {} (unix time)", info.started_at),
+        format!(
+            "# Started: {}  Host: {}",
+            info.started_at,
+            info.host.as_deref().unwrap_or("-")
+        ),
         format!(
             "# Device: {}  Port: {}  GID index: {}  Link type: {}  MTU: {}",
             info.device, info.port, info.gid_index, info.link_layer, info.mtu
         ),
         format!(
-            "# Connection type: RC  QPs: {}  TX depth: {}  Inline: {}  {}",
+            "# Connection type: RC  QPs: {}  TX depth: {}  Inline size: {}  {}",
             params.qps,
             if test.is_bandwidth() {
                 params.tx_depth
@@ -116,23 +137,27 @@ pub fn render_test(
             params.inline_size,
             match params.stop {
                 Stop::Iterations(n) => format!("Iterations: {n}"),
-                Stop::Duration(d) => format!("Duration: {d} s"),
+                Stop::Duration(d) => format!("Duration: {d}"),
             }
         ),
         format!(
-            "# local  QPN {}  GID {}",
+            "# Local QPN: {}  Local GID: {}",
             hex_list(&info.local_qpns),
             info.local_gid
         ),
         format!(
-            "# remote QPN {}  GID {}  peer {}",
+            "# Remote QPN: {}  Remote GID: {}  Peer: {}",
             hex_list(&info.remote_qpns),
             info.remote_gid,
             info.peer
         ),
-        RULE.to_string(),
     ];
-    let mut rows = Vec::new();
+    for (k, v) in &info.device_facts {
+        lines.push(format!("# device.{k}: {v}"));
+    }
+    lines.push(RULE.to_string());
+    let mut samples = Vec::new();
+    let mut after = Vec::new();
     if test.is_bandwidth() {
         lines.push(
             " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
@@ -140,27 +165,15 @@ pub fn render_test(
         );
         for r in results {
             let peak = r.peak_gbps.unwrap_or(r.bw_gbps());
-            let text = format!(
+            lines.push(format!(
                 " {:<10} {:<14} {:<18.2} {:<20.2} {:.6}",
                 r.size,
                 r.ops,
                 peak,
                 r.bw_gbps(),
                 r.msg_rate_mpps()
-            );
-            let m = Measurement {
-                raw_text: text.clone(),
-                raw_unit: "Gb/sec".into(),
-                msg_size_bytes: Some(r.size),
-                iterations: Some(r.ops),
-                bw_peak_gbps: Some(round(peak, 2)),
-                bw_avg_gbps: Some(round(r.bw_gbps(), 2)),
-                msg_rate_mpps: Some(round(r.msg_rate_mpps(), 6)),
-                extra: verified_extra(r),
-                ..Measurement::default()
-            };
-            rows.push((lines.len(), m));
-            lines.push(text);
+            ));
+            after.push(format!("# {} bytes: verified: {}", r.size, r.verified));
         }
     } else {
         lines.push(
@@ -171,38 +184,34 @@ pub fn render_test(
             let Some(s) = summarize(&r.samples_us) else {
                 continue;
             };
-            let text = format!(
+            samples.push((lines.len(), r.samples_us.clone()));
+            lines.push(format!(
                 " {:<6} {:<14} {:<14.2} {:<12.2} {:<18.2} {:<14.2} {:<15.2} {:<22.2} {:.2}",
                 r.size, r.ops, s.min, s.max, s.typical, s.avg, s.stdev, s.p99, s.p999
-            );
-            let mut extra = verified_extra(r);
+            ));
+            after.push(format!("# {} bytes: verified: {}", r.size, r.verified));
             let sorted = sorted(&r.samples_us);
-            for &p in percentiles {
-                if let Some(v) = percentile(&sorted, p) {
-                    extra.insert(percentile_key(p), format!("{v:.3}"));
-                }
+            let ps: Vec<String> = percentiles
+                .iter()
+                .filter_map(|&p| {
+                    Some(format!(
+                        "{}={:.3}",
+                        percentile_key(p),
+                        percentile(&sorted, p)?
+                    ))
+                })
+                .collect();
+            if !ps.is_empty() {
+                after.push(format!(
+                    "# {} bytes: percentiles[usec]: {}",
+                    r.size,
+                    ps.join(" ")
+                ));
             }
-            let m = Measurement {
-                raw_text: text.clone(),
-                raw_unit: "usec".into(),
-                msg_size_bytes: Some(r.size),
-                iterations: Some(r.ops),
-                lat_min_us: Some(round(s.min, 2)),
-                lat_max_us: Some(round(s.max, 2)),
-                lat_typical_us: Some(round(s.typical, 2)),
-                lat_avg_us: Some(round(s.avg, 2)),
-                lat_stdev_us: Some(round(s.stdev, 2)),
-                lat_p99_us: Some(round(s.p99, 2)),
-                lat_p999_us: Some(round(s.p999, 2)),
-                extra,
-                samples_us: r.samples_us.clone(),
-                ..Measurement::default()
-            };
-            rows.push((lines.len(), m));
-            lines.push(text);
         }
     }
     lines.push(RULE.to_string());
+    lines.extend(after);
     for r in results.iter().filter(|r| !r.intervals.is_empty()) {
         lines.push(format!("# bandwidth over time, {} bytes:", r.size));
         lines.push(" #bytes     start[s]   end[s]     bytes            BW[Gb/sec]".into());
@@ -213,30 +222,13 @@ pub fn render_test(
             } else {
                 0.0
             };
-            let text = format!(
+            lines.push(format!(
                 " {:<10} {:<10.3} {:<10.3} {:<16} {:.3}",
                 r.size, iv.start_s, iv.end_s, iv.bytes, gbps
-            );
-            let m = Measurement {
-                raw_text: text.clone(),
-                raw_unit: "Gb/sec".into(),
-                msg_size_bytes: Some(r.size),
-                bw_avg_gbps: Some(round(gbps, 3)),
-                interval_start_s: Some(round(iv.start_s, 3)),
-                interval_end_s: Some(round(iv.end_s, 3)),
-                transfer_bytes: Some(iv.bytes as f64),
-                row_kind: Some("interval".into()),
-                ..Measurement::default()
-            };
-            rows.push((lines.len(), m));
-            lines.push(text);
+            ));
         }
     }
-    (lines, rows)
-}
-
-fn verified_extra(r: &SizeResult) -> BTreeMap<String, String> {
-    BTreeMap::from([("verified".to_string(), r.verified.clone())])
+    Rendered { lines, samples }
 }
 
 fn hex_list(v: &[u32]) -> String {
@@ -246,93 +238,52 @@ fn hex_list(v: &[u32]) -> String {
         .join(",")
 }
 
-/// Rounds to what the table prints, so the stored value equals the raw text's number.
-fn round(x: f64, digits: i32) -> f64 {
-    let f = 10f64.powi(digits);
-    (x * f).round() / f
-}
-
-/// A stored run for one test whose log block starts at 1-based line `first_line` of `source`.
-#[allow(clippy::too_many_arguments)]
+/// The stored run of one test whose log block starts at 1-based line `first_line` of
+/// `source`: the block read back through the log parser (so the run and an import of the log
+/// are the same run), plus what only the running process knows — the latency samples, the
+/// command line and the host.
 pub fn build_run(
-    test: BenchTest,
-    params: &BenchParams,
     info: &SessionInfo,
     source: &str,
     first_line: u32,
-    lines: &[String],
-    rows: Vec<(usize, Measurement)>,
-) -> Run {
-    let mut hash = ContentHash::new();
-    for l in lines {
-        hash.update(l.as_bytes());
-        hash.update(b"\n");
+    rendered: &Rendered,
+) -> anyhow::Result<Run> {
+    let mut text = rendered.lines.join("\n");
+    text.push('\n');
+    let mut parsed = crate::ingest::parse_bytes(source, text.as_bytes());
+    if !parsed.problems.is_empty() || parsed.runs.len() != 1 {
+        let why: Vec<String> = parsed.problems.iter().map(|p| p.to_string()).collect();
+        anyhow::bail!(
+            "the bench log did not read back as one run ({} runs): {}",
+            parsed.runs.len(),
+            why.join("; ")
+        );
     }
-    let mut facts: BTreeMap<String, String> = info
-        .device_facts
-        .iter()
-        .map(|(k, v)| (format!("device.{k}"), v.clone()))
-        .collect();
-    let mut put = |k: &str, v: String| {
-        facts.insert(k.to_string(), v);
-    };
-    put("port", info.port.to_string());
-    put("gid_index", info.gid_index.to_string());
-    put("local_gid", info.local_gid.clone());
-    put("remote_gid", info.remote_gid.clone());
-    put("peer", info.peer.clone());
-    put("tx_depth", params.tx_depth.to_string());
-    put("inline_size", params.inline_size.to_string());
-    put("protocol_version", super::protocol::VERSION.to_string());
-    if test.is_atomic() {
-        let kind = if test == BenchTest::FetchAddLat {
-            "FETCH_AND_ADD"
-        } else {
-            "CMP_AND_SWAP"
-        };
-        put("atomic_type", kind.into());
+    let mut run = parsed.runs.remove(0);
+    for (index, samples) in &rendered.samples {
+        if let Some(m) = run
+            .measurements
+            .iter_mut()
+            .find(|m| m.line as usize == index + 1)
+        {
+            m.samples_us = samples.clone();
+        }
     }
-    match params.stop {
-        Stop::Iterations(n) => put("iterations", n.to_string()),
-        Stop::Duration(d) => put("duration_s", d.to_string()),
+    let shift = first_line.saturating_sub(1);
+    run.line += shift;
+    for m in &mut run.measurements {
+        m.line += shift;
     }
-    let raw = info.argv.join(" ");
-    let mut flags = BTreeMap::new();
-    flags.insert("test".to_string(), test.name().to_string());
-    Run {
-        run_id: hash.hex(),
-        source: source.to_string(),
-        line: first_line,
-        tool: "linkperf-verbs".into(),
-        test: test.perftest_name().into(),
-        role: Role::Client,
-        status: RunStatus::Ok,
-        host: info.host.clone(),
-        command: Some(CommandLine {
-            raw,
-            wrappers: Vec::new(),
-            program: "linkperf".into(),
-            flags,
-            peer: Some(info.peer.clone()),
-            pipe: None,
-        }),
-        device: Some(info.device.clone()),
-        mtu: Some(info.mtu),
-        link_layer: Some(info.link_layer.clone()),
-        connection_type: Some("RC".into()),
-        qps: Some(params.qps),
-        facts,
-        notes: Vec::new(),
-        error: None,
-        labels: BTreeMap::new(),
-        measurements: rows
-            .into_iter()
-            .map(|(i, mut m)| {
-                m.line = first_line + i as u32;
-                m
-            })
-            .collect(),
-    }
+    run.host = info.host.clone();
+    run.command = Some(CommandLine {
+        raw: info.argv.join(" "),
+        wrappers: Vec::new(),
+        program: "linkperf".into(),
+        flags: BTreeMap::new(),
+        peer: Some(info.peer.clone()),
+        pipe: None,
+    });
+    Ok(run)
 }
 
 #[cfg(test)]
@@ -365,80 +316,81 @@ mod tests {
             mtu: 1024,
             local_qpns: vec![17],
             remote_qpns: vec![18],
-            device_facts: BTreeMap::from([("fw_ver".into(), "0.0.0".into())]),
+            device_facts: BTreeMap::from([
+                ("fw_ver".into(), "0.0.0".into()),
+                ("port1.gid1".into(), "::ffff:10.0.2.15, RoCE v2".into()),
+            ]),
             argv: vec!["linkperf".into(), "bench".into()],
             started_at: 1_700_000_000,
+        }
+    }
+
+    fn result(size: u64, ops: u64, elapsed_s: f64) -> SizeResult {
+        SizeResult {
+            size,
+            ops,
+            total_ops: ops,
+            qps: 1,
+            elapsed_s,
+            peak_gbps: None,
+            samples_us: vec![],
+            intervals: vec![],
+            verified: "checked".into(),
         }
     }
 
     #[test]
     fn bandwidth_rows_carry_their_line_and_units() {
         let r = SizeResult {
-            size: 65536,
-            ops: 1000,
-            total_ops: 1000,
-            qps: 1,
-            elapsed_s: 0.01,
             peak_gbps: Some(60.0),
-            samples_us: vec![],
-            intervals: vec![],
             verified: "65536 bytes checked at the server".into(),
+            ..result(65536, 1000, 0.01)
         };
         // 65536 B × 1000 in 10 ms = 52.4288 Gbit/s, 0.1 Mpps.
         assert!((r.bw_gbps() - 52.4288).abs() < 1e-9);
         let p = params(BenchTest::WriteBw);
-        let (lines, rows) = render_test(BenchTest::WriteBw, &[r], &p, &info(), &[]);
-        let run = build_run(
-            BenchTest::WriteBw,
-            &p,
-            &info(),
-            "bench.log",
-            5,
-            &lines,
-            rows,
-        );
+        let rendered = render_test(BenchTest::WriteBw, &[r], &p, &info(), &[]);
+        let run = build_run(&info(), "bench.log", 5, &rendered).unwrap();
         assert_eq!(run.tool, "linkperf-verbs");
         assert_eq!(run.test, "ib_write_bw");
+        assert_eq!(run.line, 5);
+        assert_eq!(run.device.as_deref(), Some("rxe0"));
+        assert_eq!(run.mtu, Some(1024));
+        assert_eq!(run.link_layer.as_deref(), Some("Ethernet"));
+        assert_eq!(run.qps, Some(1));
         let m = &run.measurements[0];
         assert_eq!(m.bw_avg_gbps, Some(52.43));
+        assert_eq!(m.bw_peak_gbps, Some(60.0));
         assert_eq!(m.msg_rate_mpps, Some(0.1));
         assert_eq!(m.raw_unit, "Gb/sec");
-        assert_eq!(lines[(m.line - 5) as usize], m.raw_text);
-        assert!(m.raw_text.contains("52.43"));
+        assert_eq!(rendered.lines[(m.line - 5) as usize], m.raw_text);
+        assert_eq!(m.extra["verified"], "65536 bytes checked at the server");
         assert_eq!(run.facts["device.fw_ver"], "0.0.0");
+        assert_eq!(run.facts["device.port1.gid1"], "::ffff:10.0.2.15, RoCE v2");
         assert_eq!(run.facts["tx_depth"], "128");
+        assert_eq!(run.facts["peer"], "10.0.2.15:18520");
+        assert_eq!(run.facts["remote_qpn"], "0x0012");
+        assert!(rendered.terminal_lines().all(|l| !l.contains("fw_ver")));
     }
 
     #[test]
     fn latency_rows_keep_samples_and_percentiles() {
         let samples: Vec<f64> = (1..=100).map(f64::from).collect();
         let r = SizeResult {
-            size: 2,
-            ops: 100,
-            total_ops: 100,
-            qps: 1,
-            elapsed_s: 0.001,
-            peak_gbps: None,
             samples_us: samples.clone(),
-            intervals: vec![],
-            verified: "ok".into(),
+            ..result(2, 100, 0.001)
         };
-        let p = params(BenchTest::SendLat);
-        let (lines, rows) = render_test(BenchTest::SendLat, &[r], &p, &info(), &[50.0, 99.99]);
-        let run = build_run(
-            BenchTest::SendLat,
-            &p,
-            &info(),
-            "bench.log",
-            1,
-            &lines,
-            rows,
-        );
+        let p = params(BenchTest::CmpSwapLat);
+        let rendered = render_test(BenchTest::CmpSwapLat, &[r], &p, &info(), &[50.0, 99.99]);
+        let run = build_run(&info(), "bench.log", 1, &rendered).unwrap();
+        assert_eq!(run.test, "ib_atomic_lat");
+        assert_eq!(run.facts["atomic_type"], "CMP_AND_SWAP");
         let m = &run.measurements[0];
         assert_eq!(m.lat_min_us, Some(1.0));
         assert_eq!(m.lat_typical_us, Some(50.0));
         assert_eq!(m.lat_p99_us, Some(99.0));
         assert_eq!(m.extra["p99.99"], "100.000");
+        assert_eq!(m.extra["p50"], "50.000");
         assert_eq!(m.samples_us, samples);
         assert_eq!(m.raw_unit, "usec");
     }
@@ -446,25 +398,56 @@ mod tests {
     #[test]
     fn intervals_become_time_series_rows() {
         let r = SizeResult {
-            size: 4096,
-            ops: 10,
-            total_ops: 10,
-            qps: 1,
-            elapsed_s: 1.0,
-            peak_gbps: None,
-            samples_us: vec![],
             intervals: vec![Interval {
                 start_s: 0.0,
                 end_s: 0.5,
                 bytes: 62_500_000,
             }],
-            verified: "ok".into(),
+            ..result(4096, 10, 1.0)
         };
         let p = params(BenchTest::WriteBw);
-        let (_, rows) = render_test(BenchTest::WriteBw, &[r], &p, &info(), &[]);
-        let iv = &rows[1].1;
+        let rendered = render_test(BenchTest::WriteBw, &[r], &p, &info(), &[]);
+        let run = build_run(&info(), "bench.log", 1, &rendered).unwrap();
+        let iv = &run.measurements[1];
         assert_eq!(iv.row_kind.as_deref(), Some("interval"));
         assert_eq!(iv.bw_avg_gbps, Some(1.0));
         assert_eq!(iv.interval_end_s, Some(0.5));
+        assert_eq!(iv.transfer_bytes, Some(62_500_000.0));
+    }
+
+    #[test]
+    fn an_imported_log_is_the_stored_run() {
+        // Two tests in one log file, as `linkperf bench` writes it.
+        let p = params(BenchTest::WriteBw);
+        let a = render_test(
+            BenchTest::WriteBw,
+            &[result(65536, 10, 0.1)],
+            &p,
+            &info(),
+            &[],
+        );
+        let lat = SizeResult {
+            samples_us: vec![1.0, 2.0],
+            ..result(2, 2, 0.1)
+        };
+        let b = render_test(BenchTest::SendLat, &[lat], &p, &info(), &[]);
+        let stored = [
+            build_run(&info(), "bench.log", 1, &a).unwrap(),
+            build_run(&info(), "bench.log", a.lines.len() as u32 + 1, &b).unwrap(),
+        ];
+        let file = [a.lines.clone(), b.lines.clone()].concat().join("\n") + "\n";
+        let imported = crate::ingest::parse_bytes("bench.log", file.as_bytes());
+        assert!(imported.problems.is_empty(), "{:?}", imported.problems);
+        assert_eq!(imported.runs.len(), 2);
+        for (s, i) in stored.iter().zip(&imported.runs) {
+            assert_eq!(s.run_id, i.run_id);
+            assert_eq!((s.line, &s.test, &s.facts), (i.line, &i.test, &i.facts));
+            let strip = |m: &crate::model::Measurement| crate::model::Measurement {
+                samples_us: vec![],
+                ..m.clone()
+            };
+            let sm: Vec<_> = s.measurements.iter().map(strip).collect();
+            assert_eq!(sm, i.measurements);
+        }
     }
 }
