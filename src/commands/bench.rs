@@ -103,7 +103,11 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    // `--log -`: the whole log (device facts included) to standard output instead of the
+    // terminal view; `linkperf run` keeps that as the client's raw log and imports it.
+    let log_to_stdout = args.log.as_deref() == Some(Path::new("-"));
     let log_path = match &args.log {
+        Some(_) if log_to_stdout => None,
         Some(p) => Some(p.clone()),
         None if args.no_store => None,
         None => Some(
@@ -136,8 +140,14 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
      -> Result<()> {
         let rendered = record::render_test(test, results, &params, info, &percentiles);
         let mut out = std::io::stdout().lock();
-        for l in rendered.terminal_lines() {
-            writeln!(out, "{l}")?;
+        if log_to_stdout {
+            for l in &rendered.lines {
+                writeln!(out, "{l}")?;
+            }
+        } else {
+            for l in rendered.terminal_lines() {
+                writeln!(out, "{l}")?;
+            }
         }
         if args.histogram {
             for r in results.iter().filter(|r| !r.samples_us.is_empty()) {

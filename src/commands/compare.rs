@@ -14,6 +14,7 @@ use std::path::Path;
 /// Dimensions `--by` accepts besides `label:NAME` and the platform keys.
 const BY_KEYS: &[&str] = &[
     "mtu",
+    "tool",
     "host",
     "device",
     "qps",

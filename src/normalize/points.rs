@@ -135,6 +135,7 @@ pub fn dimension(run: &Run, platform: &Platform, by: &str) -> Option<String> {
     let key = by.strip_prefix("label:").unwrap_or(by);
     match key {
         "mtu" => run.mtu.map(|m| m.to_string()),
+        "tool" => Some(run.tool.clone()),
         "host" => run.host.clone(),
         "device" => run.device.clone(),
         "role" => Some(run.role.as_str().to_string()),
@@ -163,7 +164,12 @@ pub fn points(runs: &[(Run, Platform)], by: &str, metric: Option<&str>) -> Vec<P
             out.push(Point {
                 group: group.clone(),
                 key: PointKey {
-                    tool: run.tool.clone(),
+                    // `*` when tools are compared: perftest and the native runner line up.
+                    tool: if by == "tool" {
+                        "*".into()
+                    } else {
+                        run.tool.clone()
+                    },
                     test: run.test.clone(),
                     role: run.role.as_str().to_string(),
                     connection_type: run.connection_type.clone().unwrap_or_else(|| "-".into()),

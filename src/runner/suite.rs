@@ -57,7 +57,7 @@ pub struct Test {
     pub qps: Option<u32>,
     pub connection: Option<String>,
     pub mtu: Option<u32>,
-    /// qperf tests (`tcp_bw`, `rc_lat`, ...).
+    /// qperf tests (`tcp_bw`, `rc_lat`, ...), or `linkperf-verbs` tests (`write_bw`, `read_lat`, ...).
     #[serde(default)]
     pub tests: Vec<String>,
     #[serde(default = "one")]
@@ -153,7 +153,7 @@ impl Suite {
                 }
             }
             if !is_known_tool(&t.tool) {
-                bail!("test tool {:?} is not one linkperf runs. Choose from: iperf, iperf3, qperf, ib_send_bw, ib_read_bw, ib_write_bw, ib_atomic_bw, ib_send_lat, ib_read_lat, ib_write_lat, ib_atomic_lat", t.tool);
+                bail!("test tool {:?} is not one linkperf runs. Choose from: iperf, iperf3, qperf, linkperf-verbs, ib_send_bw, ib_read_bw, ib_write_bw, ib_atomic_bw, ib_send_lat, ib_read_lat, ib_write_lat, ib_atomic_lat", t.tool);
             }
         }
         Ok(())
@@ -168,7 +168,7 @@ impl Suite {
 }
 
 fn is_known_tool(tool: &str) -> bool {
-    matches!(tool, "iperf" | "iperf3" | "qperf")
+    matches!(tool, "iperf" | "iperf3" | "qperf" | "linkperf-verbs")
         || crate::ingest::command::tool_family(tool) == Some("perftest")
 }
 
@@ -189,17 +189,89 @@ pub struct PlannedRun {
 }
 
 fn program(host: &Host, name: &str) -> String {
-    host.tool_paths
-        .get(name)
-        .cloned()
-        .unwrap_or_else(|| name.to_string())
+    if let Some(p) = host.tool_paths.get(name) {
+        return p.clone();
+    }
+    // The native runner on this machine is this very binary.
+    if name == "linkperf" && host.ssh.is_none() {
+        if let Ok(exe) = std::env::current_exe() {
+            return exe.display().to_string();
+        }
+    }
+    name.to_string()
+}
+
+/// `linkperf bench` on both sides: the server takes its parameters from the client, so only
+/// the device options go to both; the client writes the whole self-describing log (device
+/// facts included) to standard output, which is what the runner keeps and imports.
+fn native_bench(
+    test: &Test,
+    server: &Host,
+    client: &Host,
+    port: u16,
+) -> (Vec<String>, Vec<String>) {
+    let s = |v: &str| v.to_string();
+    let side = |host: &Host, role: &[String]| {
+        let mut a = vec![program(host, "linkperf"), s("bench")];
+        a.extend(role.iter().cloned());
+        a.extend([s("-p"), port.to_string()]);
+        if let Some(d) = &host.device {
+            a.extend([s("-d"), d.clone()]);
+        }
+        if let Some(g) = host.gid_index {
+            a.extend([s("-x"), g.to_string()]);
+        }
+        a
+    };
+    let srv = side(
+        server,
+        &[
+            s("--listen"),
+            s("--accept-timeout"),
+            test.timeout_s.to_string(),
+        ],
+    );
+    let mut cli = side(client, &[s("--server"), server.address.clone()]);
+    cli.extend([s("--no-store"), s("--log"), s("-")]);
+    if !test.tests.is_empty() {
+        cli.extend([s("--tests"), test.tests.join(",")]);
+    }
+    match &test.sizes {
+        Some(Sizes::All(_)) => cli.push(s("-a")),
+        Some(Sizes::List(l)) => cli.extend([
+            s("-s"),
+            l.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        ]),
+        None => {}
+    }
+    if let Some(n) = test.iterations {
+        cli.extend([s("-n"), n.to_string()]);
+    }
+    if let Some(d) = test.duration {
+        cli.extend([s("-D"), d.to_string()]);
+    }
+    if let Some(q) = test.qps {
+        cli.extend([s("-q"), q.to_string()]);
+    }
+    if let Some(m) = test.mtu {
+        cli.extend([s("-m"), m.to_string()]);
+    }
+    cli.extend(test.args.iter().cloned());
+    cli.extend(test.client_args.iter().cloned());
+    (srv, cli)
 }
 
 /// Builds the argument lists of every run of a test.
 pub fn plan(test: &Test, server: &Host, client: &Host, port: u16) -> Vec<PlannedRun> {
     let name = test.name.clone().unwrap_or_else(|| test.tool.clone());
     let sizes: Vec<Option<u64>> = match &test.sizes {
-        Some(Sizes::List(list)) => list.iter().map(|s| Some(*s)).collect(),
+        // The native runner sweeps a size list within one session.
+        Some(Sizes::List(list)) if test.tool != "linkperf-verbs" => {
+            list.iter().map(|s| Some(*s)).collect()
+        }
         _ => vec![None],
     };
     let mut out = Vec::new();
@@ -232,6 +304,7 @@ pub fn plan(test: &Test, server: &Host, client: &Host, port: u16) -> Vec<Planned
                     cli.extend(test.client_args.iter().cloned());
                     (srv, cli)
                 }
+                "linkperf-verbs" => native_bench(test, server, client, port),
                 "qperf" => {
                     let srv = vec![program(server, "qperf"), s("-lp"), port.to_string()];
                     let mut cli = vec![
@@ -383,6 +456,60 @@ mod tests {
             ]
         );
         assert_eq!(runs[0].server.0.last().unwrap(), "--report_gbits");
+    }
+
+    #[test]
+    fn native_runner_plan() {
+        let suite = Suite::parse(
+            "name = \"s\"\n[[host]]\nname = \"a\"\naddress = \"10.0.2.15\"\ndevice = \"rxe0\"\ngid_index = 1\n[[host]]\nname = \"b\"\nssh = \"lab@b\"\ndevice = \"mlx5_0\"\n[[test]]\ntool = \"linkperf-verbs\"\nserver = \"a\"\nclient = \"b\"\ntests = [\"write_bw\", \"read_lat\"]\nsizes = [2, 65536]\niterations = 50\n",
+        )
+        .unwrap();
+        let (a, b) = (suite.host("a").unwrap(), suite.host("b").unwrap());
+        let runs = plan(&suite.tests[0], a, b, 18600);
+        // One session sweeps the whole size list.
+        assert_eq!(runs.len(), 1);
+        let server = &runs[0].server.0;
+        assert!(
+            server[0].ends_with("linkperf") || server[0].contains("linkperf"),
+            "{server:?}"
+        );
+        assert_eq!(
+            server[1..],
+            [
+                "bench",
+                "--listen",
+                "--accept-timeout",
+                "120",
+                "-p",
+                "18600",
+                "-d",
+                "rxe0",
+                "-x",
+                "1"
+            ]
+        );
+        assert_eq!(
+            runs[0].client.0,
+            [
+                "linkperf",
+                "bench",
+                "--server",
+                "10.0.2.15",
+                "-p",
+                "18600",
+                "-d",
+                "mlx5_0",
+                "--no-store",
+                "--log",
+                "-",
+                "--tests",
+                "write_bw,read_lat",
+                "-s",
+                "2,65536",
+                "-n",
+                "50"
+            ]
+        );
     }
 
     #[test]

@@ -63,7 +63,30 @@ for r in rows:
 print("lab-verbs: 4 stored rows match their log lines")
 PY
 
-# 3. A guest without any RDMA device.
+# 3. `linkperf run` with the native runner beside perftest (suites/soft-roce-verbs.toml): the
+#    client's whole log, device facts included, is kept and imported; compare lines the tools up.
+cp suites/soft-roce-verbs.toml "$work/"
+run_lab suite "$bin --store $work/suite-store run $work/soft-roce-verbs.toml --runs-dir $work/runs --no-report"
+grep -q "3 of 3 runs passed" "$work/suite.log" || { tail -30 "$work/suite.log"; echo "lab-verbs: the suite failed" >&2; exit 1; }
+"$bin" --store "$work/suite-store" export --where tool=linkperf-verbs > "$work/suite-rows.jsonl"
+"$bin" --store "$work/suite-store" compare --by tool --baseline perftest --format json \
+  --where test=ib_write_bw,role=client > "$work/compare.json"
+python3 - "$work/suite-rows.jsonl" "$work/compare.json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+tests = sorted({r["test"] for r in rows})
+assert tests == ["ib_atomic_lat", "ib_read_bw", "ib_send_bw", "ib_send_lat", "ib_write_bw", "ib_write_lat"], tests
+assert all(r["resolved"]["link_speed_gbps"]["from"] == "device_facts" for r in rows), rows[0]["resolved"]
+assert all(r["extra"]["verified"] for r in rows if r["row_kind"] is None)
+cmp = json.load(open(sys.argv[2]))
+row = next(r for r in cmp["rows"] if r["key"]["msg_size_bytes"] == 65536)
+cells = {c["group"]: c for c in row["cells"]}
+assert cells["perftest"]["stats"] and cells["linkperf-verbs"]["stats"], row
+assert cells["linkperf-verbs"]["ratio"] is not None, row
+print(f"lab-verbs: linkperf run stored {len(rows)} native rows with device facts; compare --by tool pairs them with perftest")
+PY
+
+# 4. A guest without any RDMA device.
 LAB_RDMA=none run_lab nodev "$bin devices 2> $work/nodev.err; echo nodev=\$?"
 tr -d '\r' < "$work/nodev.log" | grep -qx "nodev=2" && grep -q "no RDMA devices found" "$work/nodev.err" ||
   { cat "$work/nodev.log" "$work/nodev.err"; echo "lab-verbs: devices without RDMA" >&2; exit 1; }
