@@ -191,6 +191,9 @@ pub struct ExportArgs {
     /// Output file (default: standard output; required for Parquet).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Export the per-iteration latency samples (`linkperf bench` runs) instead of the rows.
+    #[arg(long)]
+    pub samples: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -465,3 +465,81 @@ fn rows_to_runs(rows: &[serde_json::Map<String, serde_json::Value>]) -> Result<V
     }
     Ok(runs)
 }
+
+/// One per-iteration latency sample of a native runner row (`linkperf export --samples`), for
+/// percentiles of any order and histograms outside linkperf.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleRow {
+    pub run_id: String,
+    pub source: String,
+    /// Line of the summary row the sample belongs to.
+    pub line: u32,
+    pub tool: String,
+    pub test: String,
+    pub platform: Option<String>,
+    pub msg_size_bytes: Option<u64>,
+    /// 0-based iteration.
+    pub seq: u32,
+    pub latency_us: f64,
+}
+
+pub fn sample_rows(runs: &[(Run, Platform)]) -> Vec<SampleRow> {
+    let mut out = Vec::new();
+    for (r, p) in runs {
+        for m in &r.measurements {
+            for (i, &v) in m.samples_us.iter().enumerate() {
+                out.push(SampleRow {
+                    run_id: r.run_id.clone(),
+                    source: r.source.clone(),
+                    line: m.line,
+                    tool: r.tool.clone(),
+                    test: r.test.clone(),
+                    platform: p.get("platform").map(|x| x.value.clone()),
+                    msg_size_bytes: m.msg_size_bytes,
+                    seq: i as u32,
+                    latency_us: v,
+                });
+            }
+        }
+    }
+    out
+}
+
+pub fn samples_to_jsonl(rows: &[SampleRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        out.push_str(&serde_json::to_string(r).expect("sample rows serialize"));
+        out.push('\n');
+    }
+    out
+}
+
+pub fn samples_to_frame(rows: &[SampleRow]) -> Result<DataFrame> {
+    let s = |f: &dyn Fn(&SampleRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
+    Ok(DataFrame::new(
+        rows.len(),
+        vec![
+            Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
+            Column::new("source".into(), s(&|r| Some(r.source.clone()))),
+            Column::new(
+                "line".into(),
+                rows.iter().map(|r| r.line).collect::<Vec<u32>>(),
+            ),
+            Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
+            Column::new("test".into(), s(&|r| Some(r.test.clone()))),
+            Column::new("platform".into(), s(&|r| r.platform.clone())),
+            Column::new(
+                "msg_size_bytes".into(),
+                rows.iter().map(|r| r.msg_size_bytes).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "seq".into(),
+                rows.iter().map(|r| r.seq).collect::<Vec<u32>>(),
+            ),
+            Column::new(
+                "latency_us".into(),
+                rows.iter().map(|r| r.latency_us).collect::<Vec<f64>>(),
+            ),
+        ],
+    )?)
+}

@@ -11,6 +11,9 @@ use std::path::Path;
 
 pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitStatus> {
     let selected = super::selection::load(store_dir, config, &args.filters)?;
+    if args.samples {
+        return write_samples(&export::sample_rows(&selected), args);
+    }
     let rows = export::rows(&selected);
     let bytes = match args.format {
         ExportFormat::Jsonl => export::to_jsonl(&rows).into_bytes(),
@@ -34,6 +37,36 @@ pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitS
     }
     if rows.is_empty() {
         eprintln!("linkperf: no measurement matches the selection");
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `--samples`: the per-iteration latency samples of the selected runs.
+fn write_samples(rows: &[export::SampleRow], args: &ExportArgs) -> Result<ExitStatus> {
+    let bytes = match args.format {
+        ExportFormat::Jsonl => export::samples_to_jsonl(rows).into_bytes(),
+        ExportFormat::Csv => {
+            let mut buf = Vec::new();
+            CsvWriter::new(&mut buf).finish(&mut export::samples_to_frame(rows)?)?;
+            buf
+        }
+        ExportFormat::Parquet => {
+            if args.output.is_none() {
+                bail!("--format parquet needs --output FILE");
+            }
+            let mut buf = Vec::new();
+            ParquetWriter::new(&mut buf).finish(&mut export::samples_to_frame(rows)?)?;
+            buf
+        }
+    };
+    match &args.output {
+        Some(path) => write_atomic(path, &bytes)?,
+        None => std::io::stdout().lock().write_all(&bytes)?,
+    }
+    if rows.is_empty() {
+        eprintln!(
+            "linkperf: no latency samples in the selection (only `linkperf bench` keeps them)"
+        );
     }
     Ok(ExitStatus::Success)
 }

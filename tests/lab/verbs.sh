@@ -49,9 +49,17 @@ done
 grep -q "no answer within 1 s" "$work/nopeer.err" || { cat "$work/nopeer.err"; exit 1; }
 grep -q -- "--size 16777216: larger than rxe0 port 1 allows" "$work/toobig.err" || { cat "$work/toobig.err"; exit 1; }
 "$bin" --store "$work/store" export --where "tool=linkperf-verbs,platform=soft-roce" > "$work/rows.jsonl"
-python3 - "$work/rows.jsonl" <<'PY'
-import json, sys
+"$bin" --store "$work/store" export --samples --format csv --where test=ib_read_lat > "$work/samples.csv"
+python3 - "$work/rows.jsonl" "$work/samples.csv" <<'PY'
+import csv, json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+samples = list(csv.DictReader(open(sys.argv[2])))
+assert len(samples) == 100, f"expected 2 sizes x 50 read_lat samples, got {len(samples)}"
+for size in ("2", "65536"):
+    values = sorted(float(s["latency_us"]) for s in samples if s["msg_size_bytes"] == size)
+    row = next(r for r in rows if r["test"] == "ib_read_lat" and str(r["msg_size_bytes"]) == size)
+    # The stored minimum and maximum are the samples' own, as printed (2 decimals).
+    assert abs(values[0] - row["lat_min_us"]) <= 0.005 and abs(values[-1] - row["lat_max_us"]) <= 0.005, (values[:3], row)
 assert len(rows) == 4, f"expected 4 rows, got {len(rows)}"
 assert {r["test"] for r in rows} == {"ib_write_bw", "ib_read_lat"}, rows
 for r in rows:

@@ -379,7 +379,7 @@ fn latency(
                         }
                     }
                 }
-                samples.push(t0.elapsed().as_secs_f64() * 1e6 / 2.0);
+                samples.push(t0.elapsed().as_nanos() as f64 / 2000.0);
             }
             BenchTest::SendLat => {
                 let t0 = Instant::now();
@@ -405,7 +405,7 @@ fn latency(
                         );
                     }
                 }
-                samples.push(t0.elapsed().as_secs_f64() * 1e6 / 2.0);
+                samples.push(t0.elapsed().as_nanos() as f64 / 2000.0);
                 qp.post_recv(i + 1, recv_off, local.stride as u32)?;
             }
             BenchTest::ReadLat => {
@@ -422,7 +422,7 @@ fn latency(
                     false,
                 )?;
                 reap(local, &mut wcs, 1, &what, timeout)?;
-                samples.push(t0.elapsed().as_secs_f64() * 1e6);
+                samples.push(t0.elapsed().as_nanos() as f64 / 1000.0);
             }
             BenchTest::FetchAddLat | BenchTest::CmpSwapLat => {
                 local.mr.set_word(recv_off, 0xdead_beef_dead_beef);
@@ -443,7 +443,7 @@ fn latency(
                 let t0 = Instant::now();
                 qp.post_send(op, i, recv_off, 8, true, false)?;
                 reap(local, &mut wcs, 1, &what, timeout)?;
-                samples.push(t0.elapsed().as_secs_f64() * 1e6);
+                samples.push(t0.elapsed().as_nanos() as f64 / 1000.0);
                 // The old value comes back: it must be exactly the count so far. Devices may
                 // hand it back in either byte order; both are accepted, garbage is not.
                 let old = local.mr.word(recv_off);
