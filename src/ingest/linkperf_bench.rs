@@ -85,8 +85,7 @@ fn parse_test(
     let bad = |problems: &mut Vec<Problem>, i: usize, why: &str| {
         problems.push(Problem::new(source, i as u32 + 1, why.to_string()));
     };
-    for i in start + 1..end {
-        let line = &all[i];
+    for (i, line) in all.iter().enumerate().take(end).skip(start + 1) {
         let t = line.trim();
         if t.is_empty() {
             continue;
