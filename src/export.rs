@@ -219,8 +219,8 @@ fn run_value(r: &Run, p: &Platform, key: &str) -> Option<String> {
     })
 }
 
-/// JSON Lines: one object per row, labels as an object.
-pub fn to_jsonl(rows: &[ExportRow]) -> String {
+/// JSON Lines: one object per row (export rows keep labels as an object).
+pub fn to_jsonl<T: Serialize>(rows: &[T]) -> String {
     let mut out = String::new();
     for r in rows {
         out.push_str(&serde_json::to_string(r).expect("export rows serialize"));
@@ -501,15 +501,6 @@ pub fn sample_rows(runs: &[(Run, Platform)]) -> Vec<SampleRow> {
                 });
             }
         }
-    }
-    out
-}
-
-pub fn samples_to_jsonl(rows: &[SampleRow]) -> String {
-    let mut out = String::new();
-    for r in rows {
-        out.push_str(&serde_json::to_string(r).expect("sample rows serialize"));
-        out.push('\n');
     }
     out
 }

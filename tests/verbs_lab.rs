@@ -248,6 +248,25 @@ fn timed_runs_record_bandwidth_over_time_on_several_qps() {
     assert_nothing_leaked("a timed session");
 }
 
+#[test]
+#[ignore = "needs an RDMA device (rxe0): run tests/lab/verbs.sh"]
+fn inline_sends_and_a_smaller_path_mtu_take_effect() {
+    let mut p = params(
+        &[BenchTest::WriteLat, BenchTest::SendLat, BenchTest::SendBw],
+        &[2, 64, 4096],
+        Stop::Iterations(30),
+    );
+    p.inline_size = 64;
+    p.mtu = Some(512);
+    let out = bench(&p).unwrap();
+    for (test, info, results) in &out {
+        assert_eq!(info.mtu, 512, "{test}");
+        assert_eq!(results.len(), 3, "{test}");
+        assert!(results.iter().all(|r| !r.verified.is_empty()), "{test}");
+    }
+    assert_nothing_leaked("inline and MTU sessions");
+}
+
 fn client_error(setup: &LocalSetup, port: u16, p: &BenchParams) -> String {
     let r = engine::run_client(
         setup,

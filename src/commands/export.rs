@@ -5,70 +5,59 @@ use crate::config::Config;
 use crate::export;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
-use polars::prelude::{CsvWriter, ParquetWriter, SerWriter};
+use polars::prelude::{CsvWriter, DataFrame, ParquetWriter, SerWriter};
+use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitStatus> {
     let selected = super::selection::load(store_dir, config, &args.filters)?;
-    if args.samples {
-        return write_samples(&export::sample_rows(&selected), args);
-    }
-    let rows = export::rows(&selected);
-    let bytes = match args.format {
-        ExportFormat::Jsonl => export::to_jsonl(&rows).into_bytes(),
-        ExportFormat::Csv => {
-            let mut buf = Vec::new();
-            CsvWriter::new(&mut buf).finish(&mut export::to_frame(&rows)?)?;
-            buf
-        }
-        ExportFormat::Parquet => {
-            if args.output.is_none() {
-                bail!("--format parquet needs --output FILE");
-            }
-            let mut buf = Vec::new();
-            ParquetWriter::new(&mut buf).finish(&mut export::to_frame(&rows)?)?;
-            buf
-        }
+    let (bytes, empty) = if args.samples {
+        let rows = export::sample_rows(&selected);
+        (
+            encode(&rows, export::samples_to_frame, args)?,
+            rows.is_empty(),
+        )
+    } else {
+        let rows = export::rows(&selected);
+        (encode(&rows, export::to_frame, args)?, rows.is_empty())
     };
     match &args.output {
         Some(path) => write_atomic(path, &bytes)?,
         None => std::io::stdout().lock().write_all(&bytes)?,
     }
-    if rows.is_empty() {
-        eprintln!("linkperf: no measurement matches the selection");
+    if empty {
+        eprintln!(
+            "linkperf: {}",
+            if args.samples {
+                "no latency samples in the selection (only `linkperf bench` keeps them)"
+            } else {
+                "no measurement matches the selection"
+            }
+        );
     }
     Ok(ExitStatus::Success)
 }
 
-/// `--samples`: the per-iteration latency samples of the selected runs.
-fn write_samples(rows: &[export::SampleRow], args: &ExportArgs) -> Result<ExitStatus> {
-    let bytes = match args.format {
-        ExportFormat::Jsonl => export::samples_to_jsonl(rows).into_bytes(),
-        ExportFormat::Csv => {
-            let mut buf = Vec::new();
-            CsvWriter::new(&mut buf).finish(&mut export::samples_to_frame(rows)?)?;
-            buf
-        }
+/// The rows in the requested format: JSON Lines straight from serde, CSV and Parquet through
+/// the same typed frame.
+fn encode<T: Serialize>(
+    rows: &[T],
+    to_frame: fn(&[T]) -> Result<DataFrame>,
+    args: &ExportArgs,
+) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    match args.format {
+        ExportFormat::Jsonl => buf = export::to_jsonl(rows).into_bytes(),
+        ExportFormat::Csv => CsvWriter::new(&mut buf).finish(&mut to_frame(rows)?)?,
         ExportFormat::Parquet => {
             if args.output.is_none() {
                 bail!("--format parquet needs --output FILE");
             }
-            let mut buf = Vec::new();
-            ParquetWriter::new(&mut buf).finish(&mut export::samples_to_frame(rows)?)?;
-            buf
+            ParquetWriter::new(&mut buf).finish(&mut to_frame(rows)?)?;
         }
-    };
-    match &args.output {
-        Some(path) => write_atomic(path, &bytes)?,
-        None => std::io::stdout().lock().write_all(&bytes)?,
     }
-    if rows.is_empty() {
-        eprintln!(
-            "linkperf: no latency samples in the selection (only `linkperf bench` keeps them)"
-        );
-    }
-    Ok(ExitStatus::Success)
+    Ok(buf)
 }
 
 /// Writes a file through a temporary sibling and a rename, so readers never see half a file.

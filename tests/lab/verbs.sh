@@ -33,7 +33,7 @@ run_lab() { # log-name command...
 
 # 1. The device tests (tests/verbs_lab.rs), one at a time: they count the device's objects.
 run_lab tests "$testbin --ignored --test-threads=1"
-grep -q "test result: ok. 5 passed" "$work/tests.log" || { tail -40 "$work/tests.log"; exit 1; }
+grep -q "test result: ok. 6 passed" "$work/tests.log" || { tail -40 "$work/tests.log"; exit 1; }
 tr -d '\r' < "$work/tests.log" | grep -E "^test .* ok$" | sed 's/^/lab-verbs: /'
 
 # 2. The CLI as a person runs it: server and client, stored with a label; error exits.
