@@ -175,8 +175,9 @@ pub struct Measurement {
     /// Other values printed for this row without a canonical column (qperf verbose keys such as
     /// `send_cost`, iperf enhanced columns), as `key → raw text`.
     pub extra: BTreeMap<String, String>,
-    /// Per-iteration latency samples in µs (the native verbs runner keeps them, so percentiles
-    /// of any order and histograms can be computed later). Stored in `samples-*.parquet`.
+    /// Per-iteration latency samples in µs (the native verbs runner and perftest `-H`/`-U` print
+    /// them), so percentiles of any order and histograms can be computed later. Stored in
+    /// `samples-*.parquet`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples_us: Vec<f64>,
 }

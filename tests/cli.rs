@@ -111,6 +111,32 @@ fn import_export_round_trip_with_labels() {
     assert_eq!(df.height(), 346 + 138);
 }
 
+/// perftest `-U` samples go through the store like the native runner's: `export --samples`.
+#[test]
+fn imported_perftest_samples_are_exported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let log = "fixtures/perftest/rxe-lab/read_lat-sweep-unsorted-client.txt";
+    ok(&linkperf(&store, &["import", log]));
+    let csv = ok(&linkperf(
+        &store,
+        &["export", "--samples", "--format", "csv"],
+    ));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 23 * 5, "{csv}");
+    assert!(
+        lines[0].ends_with("msg_size_bytes,seq,latency_us"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].ends_with(",2,0,2449.19"), "{}", lines[1]);
+    assert!(
+        lines[115].ends_with(",8388608,4,284547.0"),
+        "{}",
+        lines[115]
+    );
+}
+
 #[test]
 fn import_is_idempotent() {
     let tmp = tempfile::tempdir().unwrap();

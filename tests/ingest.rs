@@ -343,6 +343,65 @@ fn soft_roce_lab_captures() {
     assert!(r.runs.is_empty() && r.problems.is_empty());
 }
 
+/// perftest `-U`/`-H` raw latency samples belong to the result row printed after them; `-C`
+/// latencies are CPU cycles under a `[usec]` header and never become microseconds.
+#[test]
+fn perftest_raw_samples_and_cycles() {
+    let lab = |f: &str| parse(&format!("fixtures/perftest/rxe-lab/{f}"));
+
+    // -U: every delta, unsorted (the first one is the warm-up), one per iteration after the first.
+    let r = lab("write_lat-unsorted-client.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let m = &r.runs[0].measurements[0];
+    assert_eq!((m.msg_size_bytes, m.iterations), (Some(64), Some(40)));
+    assert_eq!(m.samples_us.len(), 39);
+    assert_eq!((m.samples_us[0], m.samples_us[38]), (1057.29, 56.4282));
+    let min = m.samples_us.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        (min - m.lat_min_us.unwrap()).abs() < 0.005,
+        "t_min is the smallest sample"
+    );
+    assert!(r.runs[0].notes.iter().all(|n| !n.contains("sample")));
+
+    // -H: sorted and tail-trimmed by perftest.
+    let r = lab("send_lat-histogram-server.txt");
+    let s = &r.runs[0].measurements[0].samples_us;
+    assert_eq!(s.len(), 57);
+    assert!(s.windows(2).all(|w| w[0] <= w[1]));
+
+    // An -a sweep: each size gets the samples printed just before its row.
+    let r = lab("read_lat-sweep-unsorted-client.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let rows = &r.runs[0].measurements;
+    assert_eq!(rows.len(), 23);
+    assert!(rows.iter().all(|m| m.samples_us.len() == 5));
+    assert_eq!(rows[0].samples_us[0], 2449.19);
+    assert_eq!(rows[1].samples_us[0], 479.332);
+
+    // -C: cycles, whether the sample list says so or only the command line does.
+    for file in [
+        "write_lat-cycles-client.txt",
+        "write_lat-cycles-summary-client.txt",
+    ] {
+        let r = lab(file);
+        let run = &r.runs[0];
+        let m = &run.measurements[0];
+        assert_eq!(m.lat_min_us, None, "{file}");
+        assert_eq!(m.lat_avg_us, None, "{file}");
+        assert_eq!(m.raw_unit, "cycles", "{file}");
+        assert!(m.samples_us.is_empty(), "{file}");
+        assert!(run.notes.iter().any(|n| n.contains("CPU cycles")), "{file}");
+    }
+    let r = lab("write_lat-cycles-client.txt");
+    let m = &r.runs[0].measurements[0];
+    assert_eq!(m.extra["t_min_cycles"], "50081");
+    assert_eq!(m.extra["t_avg_cycles"], "68217.24");
+    assert!(r.runs[0]
+        .notes
+        .iter()
+        .any(|n| n.starts_with("19 raw latency samples (-H/-U) not stored: in CPU cycles")));
+}
+
 /// `linkperf bench` logs recorded in the Soft-RoCE lab read back as `linkperf-verbs` runs with
 /// perftest's test names, the header's facts, the device facts and the per-size checks.
 #[test]

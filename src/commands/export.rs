@@ -30,7 +30,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitS
         eprintln!(
             "linkperf: {}",
             if args.samples {
-                "no latency samples in the selection (only `linkperf bench` keeps them)"
+                "no latency samples in the selection (`linkperf bench` and perftest -H/-U keep them)"
             } else {
                 "no measurement matches the selection"
             }

@@ -366,8 +366,8 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
 }
 
 /// Per-iteration latency samples, one frame row per sample: (`run_id`, `point` = index of the
-/// measurement within its run, `seq`, `latency_us`). `None` when no run has samples, so stores
-/// of imported logs get no samples files at all.
+/// measurement within its run, `seq`, `latency_us`). `None` when no run has samples, so batches
+/// without them (most imported logs) get no samples file at all.
 pub fn samples_frame(runs: &[Run]) -> Result<Option<DataFrame>> {
     let (mut ids, mut points, mut seqs, mut values) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());

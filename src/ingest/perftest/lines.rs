@@ -311,14 +311,17 @@ pub fn row(line: &str) -> Option<Row<'_>> {
     Some(Row { values, trailing })
 }
 
-/// `#, usec` / `#, cycles`: the header of `-H`/`-U` raw latency samples.
-pub fn is_sample_header(line: &str) -> bool {
-    let t = line.trim();
-    t == "#, usec" || t == "#, cycles"
+/// `#, usec` / `#, cycles`: the header of `-H`/`-U` raw latency samples; returns the unit.
+pub fn sample_header(line: &str) -> Option<&'static str> {
+    match line.trim() {
+        "#, usec" => Some("usec"),
+        "#, cycles" => Some("cycles"),
+        _ => None,
+    }
 }
 
-/// `17, 1.93`: one raw latency sample.
-pub fn is_sample(line: &str) -> bool {
+/// `17, 1.93`: one raw latency sample (`"%d, %g"`), as its 1-based index and value.
+pub fn sample(line: &str) -> Option<(u64, f64)> {
     let p: IResult<&str, (&str, &str, &str, &str)> = (
         preceded(space0, digit1),
         tag(","),
@@ -326,7 +329,17 @@ pub fn is_sample(line: &str) -> bool {
         take_while1(|c: char| c.is_ascii_digit() || ".e+-".contains(c)),
     )
         .parse(line);
-    matches!(p, Ok((rest, _)) if rest.trim().is_empty())
+    match p {
+        Ok((rest, (index, _, _, value))) if rest.trim().is_empty() => {
+            Some((index.parse().ok()?, value.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// Is this line one raw latency sample?
+pub fn is_sample(line: &str) -> bool {
+    sample(line).is_some()
 }
 
 /// Warnings perftest (or the host) prints between output lines. Returns true for lines that are
@@ -475,8 +488,13 @@ mod tests {
 
     #[test]
     fn samples_and_rules() {
-        assert!(is_sample("17, 1.93"));
+        assert_eq!(sample("17, 1.93"), Some((17, 1.93)));
+        assert_eq!(sample("3, 1.2e+06"), Some((3, 1.2e6)));
         assert!(!is_sample("17 1.93"));
+        assert!(!is_sample("17, 1.93 usec"));
+        assert_eq!(sample_header("#, cycles"), Some("cycles"));
+        assert_eq!(sample_header("#, usec "), Some("usec"));
+        assert_eq!(sample_header("#bytes"), None);
         assert!(is_rule("---------------------------------------------------------------------------------------4、总结"));
         assert!(!is_rule(
             "--- storage02.(none) (Lid 5) ibping statistics ---"

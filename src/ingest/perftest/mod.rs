@@ -65,7 +65,15 @@ struct Draft {
     /// Rows that were reported as problems (wrong column count, ...).
     bad_rows: usize,
     interrupted: bool,
-    samples: usize,
+    /// `-H`/`-U` raw samples: the unit their list header names, and the values printed since
+    /// (with the line of the first) waiting for the result row perftest prints after them.
+    sample_unit: Option<&'static str>,
+    pending_samples: Vec<f64>,
+    pending_samples_line: usize,
+    /// Samples that cannot be stored as µs (CPU cycles, no unit, no row after them).
+    unstored_samples: usize,
+    /// `#, cycles`: the table's latency columns are CPU cycles despite their `[usec]` header.
+    cycles: bool,
     report_both: Option<&'static str>,
     local_qps: usize,
     remote_qps: usize,
@@ -249,9 +257,25 @@ pub fn parse_block(
             });
             continue;
         }
-        if lines::is_sample_header(line) || lines::is_sample(line) {
+        if let Some(unit) = lines::sample_header(line) {
             d.touch(i);
-            d.samples += usize::from(lines::is_sample(line));
+            d.sample_unit = Some(unit);
+            d.cycles |= unit == "cycles";
+            continue;
+        }
+        if let Some((index, value)) = lines::sample(line) {
+            d.touch(i);
+            if d.pending_samples.is_empty() {
+                d.pending_samples_line = i;
+            }
+            if index != d.pending_samples.len() as u64 + 1 {
+                d.notes.push(format!(
+                    "line {}: raw sample {index} follows sample {} (lines lost in the copy?)",
+                    i + 1,
+                    d.pending_samples.len()
+                ));
+            }
+            d.pending_samples.push(value);
             continue;
         }
         if lines::is_interrupt(line) {
@@ -334,8 +358,48 @@ fn push_row(d: &mut Draft, mut m: Measurement, row: &lines::Row<'_>, i: usize) {
         m.bw_peak_gbps = None;
         d.peak_not_measured = true;
     }
+    // perftest prints a size's raw samples just before its result row.
+    let samples = std::mem::take(&mut d.pending_samples);
+    if d.sample_unit == Some("usec") {
+        m.samples_us = samples;
+    } else {
+        d.unstored_samples += samples.len();
+    }
     d.rows.push(m);
 }
+
+/// With `-C` perftest prints latencies in CPU cycles under the same `[usec]` header and no
+/// clock rate to convert them: keep them as cycle values in `extra`, never as microseconds.
+/// Returns whether any row had latencies to move.
+pub fn latency_in_cycles(rows: &mut [Measurement]) -> bool {
+    let mut moved = false;
+    for m in rows {
+        let fields = [
+            ("t_min_cycles", &mut m.lat_min_us),
+            ("t_max_cycles", &mut m.lat_max_us),
+            ("t_typical_cycles", &mut m.lat_typical_us),
+            ("t_avg_cycles", &mut m.lat_avg_us),
+            ("t_stdev_cycles", &mut m.lat_stdev_us),
+            ("p99_cycles", &mut m.lat_p99_us),
+            ("p999_cycles", &mut m.lat_p999_us),
+        ];
+        let mut any = false;
+        for (key, field) in fields {
+            if let Some(v) = field.take() {
+                m.extra.insert(key.to_string(), v.to_string());
+                any = true;
+            }
+        }
+        if any {
+            m.raw_unit = "cycles".into();
+            moved = true;
+        }
+    }
+    moved
+}
+
+const CYCLES_NOTE: &str = "latencies are CPU cycles (-C/--report-cycles) under a [usec] header: \
+kept as *_cycles in extra, not as µs (perftest prints no clock rate to convert them)";
 
 /// Builds a measurement from a row, checking it against the header.
 fn measurement(
@@ -407,10 +471,26 @@ fn measurement(
 fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -> RunDraft {
     let keep = d.meaningful();
     let mut notes = d.notes;
-    if d.samples > 0 {
+    let mut rows = d.rows;
+    if d.cycles && latency_in_cycles(&mut rows) {
+        notes.push(CYCLES_NOTE.into());
+    }
+    if d.unstored_samples > 0 {
+        let why = match d.sample_unit {
+            Some("cycles") => "in CPU cycles, which perftest gives no clock rate to convert",
+            _ => "without a `#, usec` header",
+        };
         notes.push(format!(
-            "{} raw latency samples (-H/-U) not stored",
-            d.samples
+            "{} raw latency samples (-H/-U) not stored: {why}",
+            d.unstored_samples
+        ));
+    }
+    if !d.pending_samples.is_empty() {
+        notes.push(format!(
+            "{} raw latency samples from line {} have no result row after them (output cut \
+             off?): not stored",
+            d.pending_samples.len(),
+            d.pending_samples_line + 1
         ));
     }
     if d.peak_not_measured {
@@ -418,7 +498,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
             "BW peak printed as 0.00 (not measured: server side, -N or -D); stored as null".into(),
         );
     }
-    let status = if !d.rows.is_empty() {
+    let status = if !rows.is_empty() {
         RunStatus::Ok
     } else if !d.errors.is_empty() {
         RunStatus::Failed
@@ -437,7 +517,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
         RunStatus::NoResults
     };
     if d.table_open
-        && !d.rows.is_empty()
+        && !rows.is_empty()
         && d.end < all.len()
         && !lines::is_rule(&all[d.end.min(all.len() - 1)])
     {
@@ -476,7 +556,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
         facts: d.facts,
         notes,
         error: (!d.errors.is_empty()).then(|| d.errors.join("\n")),
-        measurements: d.rows,
+        measurements: rows,
     }
 }
 
@@ -498,5 +578,9 @@ pub fn apply_command(run: &mut crate::model::Run) {
     }
     if run.device.is_none() {
         run.device = cmd.flags.get("ib-dev").cloned();
+    }
+    // Without -H/-U only the command line tells that the latencies are cycles.
+    if cmd.flags.contains_key("report-cycles") && latency_in_cycles(&mut run.measurements) {
+        run.notes.push(CYCLES_NOTE.into());
     }
 }
