@@ -362,12 +362,14 @@ fn perftest_raw_samples_and_cycles() {
         "t_min is the smallest sample"
     );
     assert!(r.runs[0].notes.iter().all(|n| !n.contains("sample")));
+    assert_eq!(r.runs[0].facts["samples_sorted"], "no");
 
     // -H: sorted and tail-trimmed by perftest.
     let r = lab("send_lat-histogram-server.txt");
     let s = &r.runs[0].measurements[0].samples_us;
     assert_eq!(s.len(), 57);
     assert!(s.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(r.runs[0].facts["samples_sorted"], "yes");
 
     // An -a sweep: each size gets the samples printed just before its row.
     let r = lab("read_lat-sweep-unsorted-client.txt");

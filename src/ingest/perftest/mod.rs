@@ -472,6 +472,18 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
     let keep = d.meaningful();
     let mut notes = d.notes;
     let mut rows = d.rows;
+    let mut facts = d.facts;
+    if rows.iter().any(|m| !m.samples_us.is_empty()) {
+        // `-H` lists are sorted by perftest (a distribution), `-U` lists are in iteration order
+        // (a time series); the log does not say which flag made them, the data does.
+        let sorted = rows
+            .iter()
+            .all(|m| m.samples_us.windows(2).all(|w| w[0] <= w[1]));
+        facts.insert(
+            "samples_sorted".into(),
+            if sorted { "yes" } else { "no" }.into(),
+        );
+    }
     if d.cycles && latency_in_cycles(&mut rows) {
         notes.push(CYCLES_NOTE.into());
     }
@@ -523,7 +535,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
     {
         notes.push("table not closed by a rule line (copy cut short?)".into());
     }
-    let connection = d.facts.get("connection_type").map(String::as_str);
+    let connection = facts.get("connection_type").map(String::as_str);
     let test = d.title.as_ref().map(|t| test_name(t, connection));
     let kind_from_header = d.header.as_ref().map(|h| {
         if h.iter().any(|c| matches!(c, Column::BwAvg(_))) {
@@ -536,9 +548,9 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
         Role::Server
     } else if d.title.as_ref().is_some_and(|t| t.bidirectional) {
         Role::Unknown
-    } else if d.facts.contains_key("tx_depth") {
+    } else if facts.contains_key("tx_depth") {
         Role::Client
-    } else if d.facts.contains_key("rx_depth") || d.title.is_some() {
+    } else if facts.contains_key("rx_depth") || d.title.is_some() {
         Role::Server
     } else {
         Role::Unknown
@@ -553,7 +565,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
         kind_hint: kind_from_header,
         role,
         status,
-        facts: d.facts,
+        facts,
         notes,
         error: (!d.errors.is_empty()).then(|| d.errors.join("\n")),
         measurements: rows,
