@@ -194,3 +194,32 @@ fn bad_input_exits_2() {
         .to_string_lossy()
         .contains(".tmp-")));
 }
+
+/// Runs with raw per-iteration samples (perftest `-U`/`-H` here) get a percentile chart computed
+/// from the samples, beside the charts of the printed columns.
+#[test]
+fn raw_samples_add_a_percentile_chart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    for f in [
+        "read_lat-sweep-unsorted-client.txt",
+        "send_lat-histogram-client.txt",
+        "send_lat-64-client.txt",
+    ] {
+        let path = format!("fixtures/perftest/rxe-lab/{f}");
+        ok(&linkperf(
+            &store,
+            &["import", &path, "--label", "platform=rxe"],
+        ));
+    }
+    let out = tmp.path().join("report");
+    ok(&linkperf(&store, &["report", "-o", out.to_str().unwrap()]));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("ib_read_lat: latency percentiles from raw samples (5 per size)"),
+        "{md}"
+    );
+    assert!(md.contains("ib_send_lat: latency percentiles from raw samples (57 per size)"));
+    let svg = std::fs::read_to_string(out.join("charts/ib-send-lat-samples.svg")).unwrap();
+    assert!(svg.contains("rxe p50") && svg.contains("rxe p90") && !svg.contains("rxe p99 "));
+}
