@@ -223,3 +223,29 @@ fn raw_samples_add_a_percentile_chart() {
     let svg = std::fs::read_to_string(out.join("charts/ib-send-lat-samples.svg")).unwrap();
     assert!(svg.contains("rxe p50") && svg.contains("rxe p90") && !svg.contains("rxe p99 "));
 }
+
+/// `linkperf bench --interval` rows chart bandwidth over time, as iperf intervals do.
+#[test]
+fn bench_intervals_chart_throughput_over_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let log = "fixtures/linkperf-bench/write_bw-2qp-duration-intervals.log";
+    ok(&linkperf(&store, &["import", log]));
+    let out = tmp.path().join("report");
+    ok(&linkperf(&store, &["report", "-o", out.to_str().unwrap()]));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("](charts/ib-write-bw-timeline.svg)"), "{md}");
+    let svg = std::fs::read_to_string(out.join("charts/ib-write-bw-timeline.svg")).unwrap();
+    // A two-second session: ticks in fractions of a second, not a row of repeated "1"s.
+    let ticks: Vec<f64> = svg
+        .lines()
+        .filter_map(|l| l.trim().parse::<f64>().ok())
+        .collect();
+    assert!(
+        ticks
+            .iter()
+            .any(|t| (1.0..2.0).contains(t) && t.fract() != 0.0),
+        "fractional time ticks: {ticks:?}"
+    );
+    assert!(svg.contains("time (s)") && svg.contains("throughput (Gbit/s)"));
+}

@@ -75,6 +75,13 @@ fn axis_number(v: f64) -> String {
     }
 }
 
+/// Time ticks: `2`, `1.5`, `0.25` — short runs (a `linkperf bench` session of two seconds) need
+/// fractions, and no tick carries padding zeros.
+fn seconds_label(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("chart drawing failed: {e}")
 }
@@ -125,7 +132,7 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
         let axis = c.x_axis;
         let x_fmt = move |x: &f64| match axis {
             XAxis::Bytes => bytes_label(2f64.powf(*x)),
-            XAxis::Seconds => format!("{x:.0}"),
+            XAxis::Seconds => seconds_label(*x),
         };
         let y_fmt = |y: &f64| axis_number(*y);
         macro_rules! draw {
@@ -317,6 +324,14 @@ mod tests {
         assert_eq!(bytes_label(65536.0), "64 KiB");
         assert_eq!(bytes_label(8_388_608.0), "8 MiB");
         assert_eq!(bytes_label(1000.0), "1000 B");
+    }
+
+    #[test]
+    fn second_labels() {
+        assert_eq!(seconds_label(10.0), "10");
+        assert_eq!(seconds_label(1.2000000001), "1.2");
+        assert_eq!(seconds_label(0.25), "0.25");
+        assert_eq!(seconds_label(0.0), "0");
     }
 
     #[test]

@@ -467,20 +467,14 @@ fn sample_percentile_series(
     (series, counts)
 }
 
-/// iperf sections: aggregate throughput over time per run and per-stream totals.
-fn iperf_section(
+/// Throughput over time from interval rows (iperf `-i`, `linkperf bench --interval`): one line
+/// per run (the first eight), its `SUM` stream when it has several.
+fn timeline_chart(
     test: &str,
-    selected: &[(Run, Platform)],
+    runs: &[&(Run, Platform)],
     by: &str,
     colours: &BTreeMap<String, usize>,
-) -> Result<Option<Section>> {
-    let runs: Vec<&(Run, Platform)> = selected
-        .iter()
-        .filter(|(r, _)| r.test == test && !r.measurements.is_empty())
-        .collect();
-    if runs.is_empty() {
-        return Ok(None);
-    }
+) -> Result<Option<Chart>> {
     let mut series = Vec::new();
     for (i, (run, p)) in runs.iter().take(8).enumerate() {
         let has_sum = run
@@ -511,24 +505,43 @@ fn iperf_section(
             colour: colours.get(&group).copied().unwrap_or(0) + i,
         });
     }
-    let mut charts_out = Vec::new();
-    if !series.is_empty() {
-        let svg = charts::render_xy(&XyChart {
-            title: format!("{test}: throughput over time"),
-            x_axis: XAxis::Seconds,
-            x_desc: "time (s)".into(),
-            y_desc: "throughput (Gbit/s)".into(),
-            y_log: false,
-            series,
-            hlines: vec![],
-        })?;
-        charts_out.push(chart(
-            test,
-            "timeline",
-            format!("{test}: throughput over time (interval reports)"),
-            svg,
-        ));
+    if series.is_empty() {
+        return Ok(None);
     }
+    let svg = charts::render_xy(&XyChart {
+        title: format!("{test}: throughput over time"),
+        x_axis: XAxis::Seconds,
+        x_desc: "time (s)".into(),
+        y_desc: "throughput (Gbit/s)".into(),
+        y_log: false,
+        series,
+        hlines: vec![],
+    })?;
+    Ok(Some(chart(
+        test,
+        "timeline",
+        format!("{test}: throughput over time (interval reports)"),
+        svg,
+    )))
+}
+
+/// iperf sections: aggregate throughput over time per run and per-stream totals.
+fn iperf_section(
+    test: &str,
+    selected: &[(Run, Platform)],
+    by: &str,
+    colours: &BTreeMap<String, usize>,
+) -> Result<Option<Section>> {
+    let runs: Vec<&(Run, Platform)> = selected
+        .iter()
+        .filter(|(r, _)| r.test == test && !r.measurements.is_empty())
+        .collect();
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let mut charts_out: Vec<Chart> = timeline_chart(test, &runs, by, colours)?
+        .into_iter()
+        .collect();
     // Fairness: the whole-test line of each stream of the run with the most streams.
     if let Some((run, _)) = runs.iter().max_by_key(|(r, _)| {
         r.facts
@@ -715,6 +728,16 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
             _ if !sized_done.insert(test.as_str()) => None,
             _ => sized_section(test, &by_metric, &colours, &line_rates)?
                 .map(|mut s| -> Result<Section> {
+                    let runs: Vec<&(Run, Platform)> = selected
+                        .iter()
+                        .filter(|(r, _)| &r.test == test)
+                        .filter(|(r, _)| {
+                            r.measurements
+                                .iter()
+                                .any(|m| m.row_kind.as_deref() == Some("interval"))
+                        })
+                        .collect();
+                    s.charts.extend(timeline_chart(test, &runs, by, &colours)?);
                     s.charts
                         .extend(sample_percentile_chart(test, selected, by, &colours)?);
                     Ok(s)
