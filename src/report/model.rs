@@ -324,15 +324,7 @@ fn sized_section(
             series.extend(series_from(&tail, colours, true, suffix));
             table_aggs.extend(tail);
         }
-        let svg = charts::render_xy(&XyChart {
-            title: format!("{test}: latency by message size"),
-            x_axis: XAxis::Bytes,
-            x_desc: "message size".into(),
-            y_desc: "latency (µs, log scale)".into(),
-            y_log: true,
-            series,
-            hlines: vec![],
-        })?;
+        let svg = latency_by_size_svg(format!("{test}: latency by message size"), series)?;
         charts_out.push(chart(
             test,
             "latency",
@@ -393,16 +385,21 @@ fn sample_percentile_chart(
         format!("{lo}–{hi}")
     };
     let title = format!("{test}: latency percentiles from raw samples ({n} per size)");
-    let svg = charts::render_xy(&XyChart {
-        title: title.clone(),
+    let svg = latency_by_size_svg(title.clone(), series)?;
+    Ok(Some(chart(test, "samples", title, svg)))
+}
+
+/// Latency against message size, on a log scale: a sweep's latencies span decades.
+fn latency_by_size_svg(title: String, series: Vec<Series>) -> Result<String> {
+    charts::render_xy(&XyChart {
+        title,
         x_axis: XAxis::Bytes,
         x_desc: "message size".into(),
         y_desc: "latency (µs, log scale)".into(),
         y_log: true,
         series,
         hlines: vec![],
-    })?;
-    Ok(Some(chart(test, "samples", title, svg)))
+    })
 }
 
 /// The series of [`sample_percentile_chart`] and the sample counts per (group, size) behind them.
