@@ -299,8 +299,10 @@ fn bad_input_names_the_parameter_and_leaks_nothing() {
     let e = client_error(&s(|s| s.gid_index = Some(5000)), unused, &p);
     assert!(e.contains("--gid-index 5000: out of range"), "{e}");
     let e = client_error(&s(|s| s.gid_index = Some(700)), unused, &p);
+    // The GID table grows as the guest's addresses come up (the IPv6 link-local
+    // one arrives after DAD), so only its start is fixed.
     assert!(
-        e.contains("--gid-index 700: rxe0 port 1 has no GID at index 700 (valid: 0, 1, 2)"),
+        e.contains("--gid-index 700: rxe0 port 1 has no GID at index 700 (valid: 0, 1"),
         "{e}"
     );
     let big = params(&[BenchTest::WriteBw], &[16 << 20], Stop::Iterations(1));
