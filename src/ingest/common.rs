@@ -46,7 +46,7 @@ pub fn squash(line: &str) -> String {
 /// A printed key in snake case: `Data ex. method` → `data_ex_method`, `ibv_wr* API` →
 /// `ibv_wr_api`. Used for banner keys, device facts and iperf header lines.
 pub fn snake_key(key: &str) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(key.len());
     for w in key.split(|c: char| !c.is_ascii_alphanumeric()) {
         if w.is_empty() {
             continue;
@@ -54,7 +54,7 @@ pub fn snake_key(key: &str) -> String {
         if !s.is_empty() {
             s.push('_');
         }
-        s.push_str(&w.to_ascii_lowercase());
+        s.extend(w.chars().map(|c| c.to_ascii_lowercase()));
     }
     s
 }

@@ -10,7 +10,7 @@ use crate::model::{Role, RunStatus};
 use std::collections::BTreeMap;
 
 /// Does a block without a command look like device information?
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         l.starts_with("hca_id:")
             || l.starts_with("CA '")
@@ -39,7 +39,7 @@ fn key(k: &str) -> String {
 }
 
 /// `ibv_devinfo`: `hca_id:`, device keys, `port: N` and the port's keys (TAB or space indented).
-fn ibv_devinfo(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn ibv_devinfo(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut current: Option<String> = None;
     let mut port: Option<String> = None;
     for i in range {
@@ -83,7 +83,7 @@ fn rate_from_width_speed(width: &str, speed: &str) -> Option<f64> {
 }
 
 /// `ibstat`: `CA 'name'` (or `CA: 'name'`), keys, `Port N:` and the port's keys.
-fn ibstat(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn ibstat(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut current: Option<String> = None;
     let mut port: Option<String> = None;
     for i in range {
@@ -113,7 +113,7 @@ fn ibstat(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) 
 }
 
 /// `ibv_devices`: a table of device name and node GUID.
-fn ibv_devices(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn ibv_devices(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
     for i in range {
         let words: Vec<&str> = all[i].split_whitespace().collect();
         if let [name, guid] = words.as_slice() {
@@ -129,7 +129,7 @@ fn ibv_devices(all: &[String], range: std::ops::Range<usize>, devices: &mut Devi
 
 /// `rdma link`: `link hns_0/1 state ACTIVE physical_state LINK_UP netdev enp125s0f0 ` (or the
 /// pre-5.5 form `1/1: mlx5_0/1: state ...`), plus an optional `caps: <...>` line.
-fn rdma_link(all: &[String], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut last: Option<(String, String)> = None;
     for i in range {
         let t = all[i].trim();
@@ -168,7 +168,7 @@ fn rdma_link(all: &[String], range: std::ops::Range<usize>, devices: &mut Device
 /// Parses one block of device information into one draft per device.
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     command: Option<&crate::model::CommandLine>,
     _problems: &mut Vec<Problem>,

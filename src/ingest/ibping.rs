@@ -26,7 +26,7 @@ static RTT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Does a block without a command look like ibping output?
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     lines
         .iter()
         .any(|l| PONG.is_match(l.trim()) || l.contains("ibping statistics ---"))
@@ -38,7 +38,7 @@ const FASTEST_PLAUSIBLE_MS: f64 = 0.05;
 /// Parses one block of ibping output.
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     command: Option<&crate::model::CommandLine>,
     problems: &mut Vec<Problem>,
@@ -61,7 +61,7 @@ pub fn parse_block(
             );
             rows.push(Measurement {
                 line: i as u32 + 1,
-                raw_text: all[i].clone(),
+                raw_text: all[i].to_string(),
                 raw_unit: "ms".into(),
                 row_kind: Some("sample".into()),
                 lat_avg_us: Some(ms * 1000.0),

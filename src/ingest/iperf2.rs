@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// Does a block without a command look like iperf 2 output?
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         l.starts_with("Client connecting to ")
             || l.starts_with("Server listening on ")
@@ -221,7 +221,7 @@ fn classify(rows: &mut [Measurement]) {
 /// Parses one block of iperf 2 output.
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     command: Option<&crate::model::CommandLine>,
     problems: &mut Vec<Problem>,
@@ -247,7 +247,7 @@ pub fn parse_block(
     let mut server_report_next = false;
 
     for i in range.clone() {
-        let line = all[i].as_str();
+        let line = all[i];
         let t = line.trim();
         if t.is_empty() {
             continue;

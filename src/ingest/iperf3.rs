@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 /// Does a block without a command look like iperf3 output?
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         let t = strip_timestamp(l).trim();
         t.starts_with("Connecting to host ")
@@ -120,7 +120,7 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
 /// Parses one block of iperf3 output (text or JSON).
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     command: Option<&crate::model::CommandLine>,
     problems: &mut Vec<Problem>,
@@ -142,14 +142,14 @@ pub fn parse_block(
     let mut errors = Vec::new();
     let mut rows = Vec::new();
     for i in range.clone() {
-        let t = strip_timestamp(&all[i]).trim();
+        let t = strip_timestamp(all[i]).trim();
         if t.is_empty() || t.starts_with("- -") || t.starts_with("[ ID]") || t.starts_with("----") {
             if t.contains("Datagrams") || t.contains("Jitter") {
                 udp = true;
             }
             continue;
         }
-        if let Some(r) = report(t, i, &all[i]) {
+        if let Some(r) = report(t, i, all[i]) {
             match r {
                 Ok(m) => rows.push(m),
                 Err(why) => problems.push(Problem::new(source, i as u32 + 1, why)),
@@ -240,7 +240,7 @@ fn json_point(v: &Value, stream: String, kind: &str, line: usize) -> Measurement
 
 fn parse_json(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     json_start: usize,
     command: Option<&crate::model::CommandLine>,

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 pub const HEADER: &str = "# linkperf bench ";
 
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| l.starts_with(HEADER))
 }
 
@@ -39,7 +39,7 @@ enum Section {
 /// Parses every `linkperf bench` test block in `range`.
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     problems: &mut Vec<Problem>,
 ) -> Vec<RunDraft> {
@@ -59,7 +59,7 @@ pub fn parse_block(
 
 fn parse_test(
     source: &str,
-    all: &[String],
+    all: &[&str],
     start: usize,
     end: usize,
     problems: &mut Vec<Problem>,
@@ -169,7 +169,7 @@ fn parse_test(
         };
         let base = Measurement {
             line: i as u32 + 1,
-            raw_text: line.clone(),
+            raw_text: line.to_string(),
             msg_size_bytes: v.first().map(|&s| s as u64),
             ..Measurement::default()
         };

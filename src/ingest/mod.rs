@@ -139,7 +139,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
         }
     };
     result.encoding = Some(decoded.encoding);
-    let lines = decoded.lines;
+    let lines = decoded.lines();
 
     if perftest::json::detect(&lines) {
         match perftest::json::parse(source, &lines) {
@@ -253,8 +253,8 @@ fn attach_qperf_conf(runs: &mut [Run]) {
 }
 
 /// Which tools printed a block that no known command names, most specific first.
-fn detect_families(text: &[String]) -> Vec<&'static str> {
-    type Detector = fn(&[String]) -> bool;
+fn detect_families(text: &[&str]) -> Vec<&'static str> {
+    type Detector = fn(&[&str]) -> bool;
     // Our own bench logs look like perftest tables; they are read by their own parser only.
     if linkperf_bench::detect(text) {
         return vec!["linkperf-verbs"];
@@ -325,7 +325,7 @@ fn attach_device_facts(runs: &mut [Run]) {
 /// Gives a draft its identity (content hash), command, host and the columns derived from facts.
 fn finish_run(
     source: &str,
-    lines: &[String],
+    lines: &[&str],
     host: Option<String>,
     command: Option<crate::model::CommandLine>,
     prompt_line: Option<usize>,

@@ -22,12 +22,12 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Does a block without a command look like qperf output?
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     lines.windows(2).any(|w| {
         TEST_HEADER
-            .captures(&w[0])
+            .captures(w[0])
             .is_some_and(|c| super::command::is_qperf_test(&c["test"]))
-            && KEY_VALUE.is_match(&w[1])
+            && KEY_VALUE.is_match(w[1])
     })
 }
 
@@ -91,7 +91,7 @@ fn apply(
 /// Parses one block of qperf output.
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     command: Option<&crate::model::CommandLine>,
     problems: &mut Vec<Problem>,
@@ -100,7 +100,7 @@ pub fn parse_block(
     let mut blocks: Vec<(String, Measurement, BTreeMap<String, String>, usize)> = Vec::new();
     let mut errors = Vec::new();
     for i in range.clone() {
-        let line = all[i].as_str();
+        let line = all[i];
         if line.trim().is_empty() {
             continue;
         }

@@ -3,14 +3,28 @@
 //! line ends and strips ANSI colour sequences. Line numbers stay those of the original file.
 
 use encoding_rs::{GB18030, UTF_16BE, UTF_16LE};
+use std::borrow::Cow;
 
 /// The decoded text of one input and how it was decoded.
 #[derive(Debug, Clone)]
-pub struct Decoded {
-    /// Lines without terminators, CR and ANSI escapes; index + 1 is the file's line number.
-    pub lines: Vec<String>,
+pub struct Decoded<'a> {
+    /// The text without CR line ends and ANSI escapes. Borrowed from the input when that is
+    /// clean UTF-8 (the common case), so reading a file copies no line.
+    pub text: Cow<'a, str>,
     /// `utf-8`, `utf-16le`, `utf-16be` or `gb18030`.
     pub encoding: &'static str,
+}
+
+impl Decoded<'_> {
+    /// The lines without terminators; index + 1 is the file's line number.
+    pub fn lines(&self) -> Vec<&str> {
+        let mut lines: Vec<&str> = self.text.split('\n').collect();
+        // A final newline does not start another line.
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        lines
+    }
 }
 
 /// Why a file could not be read as text.
@@ -24,19 +38,19 @@ pub enum TextError {
 }
 
 /// Decodes a whole file.
-pub fn decode(bytes: &[u8]) -> Result<Decoded, TextError> {
+pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, TextError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(TextError::Empty);
     }
     if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
-        return Ok(split(
-            UTF_16LE.decode_without_bom_handling(rest).0.as_ref(),
+        return Ok(clean(
+            UTF_16LE.decode_without_bom_handling(rest).0,
             "utf-16le",
         ));
     }
     if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
-        return Ok(split(
-            UTF_16BE.decode_without_bom_handling(rest).0.as_ref(),
+        return Ok(clean(
+            UTF_16BE.decode_without_bom_handling(rest).0,
             "utf-16be",
         ));
     }
@@ -45,12 +59,12 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, TextError> {
     }
     let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(split(s, "utf-8")),
+        Ok(s) => Ok(clean(Cow::Borrowed(s), "utf-8")),
         Err(_) => {
             // Not UTF-8: GB18030 is a superset of GBK/GB2312 and decodes every byte sequence,
             // so it is the right fallback for the Chinese-locale terminals these logs come from.
             let (text, _, _) = GB18030.decode(bytes);
-            Ok(split(&text, "gb18030"))
+            Ok(clean(text, "gb18030"))
         }
     }
 }
@@ -58,7 +72,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, TextError> {
 /// Finds the line of the first NUL byte, or of dense control bytes, which mark binary data.
 fn binary_line(bytes: &[u8]) -> Option<u32> {
     let line_of = |pos: usize| 1 + bytes[..pos].iter().filter(|&&b| b == b'\n').count() as u32;
-    if let Some(pos) = bytes.iter().position(|&b| b == 0) {
+    if let Some(pos) = memchr::memchr(0, bytes) {
         return Some(line_of(pos));
     }
     let head = &bytes[..bytes.len().min(8192)];
@@ -76,23 +90,29 @@ fn binary_line(bytes: &[u8]) -> Option<u32> {
     None
 }
 
-fn split(text: &str, encoding: &'static str) -> Decoded {
-    let lines = text
-        .split('\n')
-        .map(|l| strip_ansi(l.strip_suffix('\r').unwrap_or(l)))
-        .collect::<Vec<_>>();
-    // A final newline does not start another line.
-    let mut lines = lines;
-    if lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
+/// Drops CRs and ANSI escapes line by line (an unterminated escape ends at its line's end);
+/// text that has neither is passed through untouched.
+fn clean<'a>(text: Cow<'a, str>, encoding: &'static str) -> Decoded<'a> {
+    if memchr::memchr2(0x1b, b'\r', text.as_bytes()).is_none() {
+        return Decoded { text, encoding };
     }
-    Decoded { lines, encoding }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&strip_ansi(line.strip_suffix('\r').unwrap_or(line)));
+    }
+    Decoded {
+        text: Cow::Owned(out),
+        encoding,
+    }
 }
 
 /// Removes ANSI escape sequences (CSI `ESC [ ... letter`, OSC `ESC ] ... BEL`) and stray CRs.
-pub fn strip_ansi(line: &str) -> String {
-    if !line.contains('\u{1b}') && !line.contains('\r') {
-        return line.to_string();
+pub fn strip_ansi(line: &str) -> Cow<'_, str> {
+    if !line.bytes().any(|b| b == 0x1b || b == b'\r') {
+        return Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len());
     let mut chars = line.chars().peekable();
@@ -123,7 +143,7 @@ pub fn strip_ansi(line: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -133,7 +153,7 @@ mod tests {
     #[test]
     fn crlf_and_ansi_are_removed() {
         let d = decode(b"\x1b[1;32m 2   1000  0.1\x1b[0m\r\nnext\r\n").unwrap();
-        assert_eq!(d.lines, vec![" 2   1000  0.1", "next"]);
+        assert_eq!(d.lines(), vec![" 2   1000  0.1", "next"]);
     }
 
     #[test]
@@ -142,7 +162,7 @@ mod tests {
         let (gbk, _, _) = encoding_rs::GBK.encode("时延测试\n 2 1000 0.1\n");
         let d = decode(&gbk).unwrap();
         assert_eq!(d.encoding, "gb18030");
-        assert_eq!(d.lines[0], "时延测试");
+        assert_eq!(d.lines()[0], "时延测试");
     }
 
     #[test]
@@ -161,6 +181,6 @@ mod tests {
         for u in "ib_write_bw\n".encode_utf16() {
             bytes.extend_from_slice(&u.to_le_bytes());
         }
-        assert_eq!(decode(&bytes).unwrap().lines, vec!["ib_write_bw"]);
+        assert_eq!(decode(&bytes).unwrap().lines(), vec!["ib_write_bw"]);
     }
 }

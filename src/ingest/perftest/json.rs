@@ -12,7 +12,7 @@ use crate::units::{gbps_from_msg_rate, BwUnit};
 use std::collections::BTreeMap;
 
 /// Is this file a perftest JSON result?
-pub fn detect(lines: &[String]) -> bool {
+pub fn detect(lines: &[&str]) -> bool {
     let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
     let starts = matches!(
         first,
@@ -24,7 +24,7 @@ pub fn detect(lines: &[String]) -> bool {
 /// Flattened `section.key → (value, line)` pairs.
 type Pairs = BTreeMap<String, (String, usize)>;
 
-fn strict(text: &str, lines: &[String]) -> Option<Pairs> {
+fn strict(text: &str, lines: &[&str]) -> Option<Pairs> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let mut out = Pairs::new();
     for section in ["test_info", "results"] {
@@ -44,7 +44,7 @@ fn strict(text: &str, lines: &[String]) -> Option<Pairs> {
     Some(out)
 }
 
-fn lenient(lines: &[String]) -> Pairs {
+fn lenient(lines: &[&str]) -> Pairs {
     let mut out = Pairs::new();
     let mut section = String::new();
     for (i, l) in lines.iter().enumerate() {
@@ -66,7 +66,7 @@ fn lenient(lines: &[String]) -> Pairs {
 }
 
 /// Parses a whole `--out_json` file into one run.
-pub fn parse(source: &str, lines: &[String]) -> Result<RunDraft, Problem> {
+pub fn parse(source: &str, lines: &[&str]) -> Result<RunDraft, Problem> {
     let text = lines.join("\n");
     let pairs = strict(&text, lines).unwrap_or_else(|| lenient(lines));
     let get = |k: &str| pairs.get(k).map(|(v, _)| v.as_str());

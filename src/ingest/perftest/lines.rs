@@ -5,9 +5,8 @@
 use crate::ingest::common::snake_key;
 use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_while1};
-use nom::character::complete::{char, digit1, space0, space1};
+use nom::character::complete::{char, digit1, space0};
 use nom::combinator::{opt, recognize};
-use nom::multi::many1;
 use nom::sequence::{preceded, terminated};
 use nom::{IResult, Parser};
 use regex::Regex;
@@ -109,6 +108,16 @@ const BANNER_KEYS: &[&str] = &[
     "NUMA node",
 ];
 
+/// The first word of each banner key, for a cheap first look at a line.
+static BANNER_FIRST_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut words: Vec<&'static str> = BANNER_KEYS
+        .iter()
+        .map(|k| k.split(' ').next().unwrap_or(k))
+        .collect();
+    words.dedup();
+    words
+});
+
 /// Keys that perftest prints in the second column of a two-column banner line.
 const SECOND_COLUMN_KEYS: &[&str] = &[
     "Device",
@@ -132,6 +141,12 @@ fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// Keys are returned in snake case (`dual_port`, `data_ex_method`).
 pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
     if !line.as_bytes().contains(&b':') {
+        return None;
+    }
+    // Most lines that reach here are not banner lines: look at the first word before
+    // squashing (which allocates). A key's first word holds no space, so squashing keeps it.
+    let first = line.trim_start();
+    if !BANNER_FIRST_WORDS.iter().any(|w| first.starts_with(w)) {
         return None;
     }
     // Copies from web pages collapse perftest's padding and TABs anyway: match that form.
@@ -208,56 +223,91 @@ pub enum Column {
     Tps,
 }
 
-static HEADER_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"#bytes|#iterations|#sl|",
-        r"BW\s+peak\[(?P<peak>[^\]]+)\]|BW\s+average\[(?P<avg>[^\]]+)\]|",
-        r"BW\s+Port1\[(?P<p1>[^\]]+)\]|MsgRate\s+Port1\[Mpps\]|",
-        r"BW\s+Port2\[(?P<p2>[^\]]+)\]|MsgRate\s+Port2\[Mpps\]|MsgRate\[Mpps\]|",
-        r"CPU_Util\[%\]|t_min\[usec\]|t_max\[usec\]|t_typical\[usec\]|t_avg\[usec\]|",
-        r"t_stdev\[usec\]|99%\s+percentile\[usec\]|99\.9%\s+percentile\[usec\]|tps\s+average"
-    ))
-    .expect("header regex")
-});
+/// If `text` starts with `words` separated by whitespace (one or more characters, as a web
+/// copy may collapse or widen it), returns the rest.
+fn words_prefix<'a>(text: &'a str, words: &[&str]) -> Option<&'a str> {
+    let mut rest = text.strip_prefix(words[0])?;
+    for w in &words[1..] {
+        let trimmed = rest.trim_start();
+        if trimmed.len() == rest.len() {
+            return None;
+        }
+        rest = trimmed.strip_prefix(w)?;
+    }
+    Some(rest)
+}
 
-/// Reads a table header (`#bytes #iterations BW peak[Gb/sec] ...`) into its columns.
+/// A bracketed unit that `words_prefix` stopped before: `Gb/sec]...` → (`Gb/sec`, rest).
+fn unit_until_bracket(text: &str) -> Option<(String, &str)> {
+    let end = text.find(']')?;
+    (end > 0).then(|| (text[..end].to_string(), &text[end + 1..]))
+}
+
+/// The header column starting at `text`, if any, and the text after it. The alternatives are
+/// tried in this order, so the first that matches at a position wins (`MsgRate Port1[Mpps]`
+/// before `MsgRate[Mpps]`).
+fn column_at(text: &str) -> Option<(Column, &str)> {
+    /// Words before a bracketed unit, and the column made with that unit.
+    type UnitColumn = (&'static [&'static str], fn(String) -> Column);
+    const FIXED: &[(&[&str], Column)] = &[
+        (&["#bytes"], Column::Bytes),
+        (&["#iterations"], Column::Iterations),
+        (&["#sl"], Column::Sl),
+    ];
+    const WITH_UNIT: &[UnitColumn] = &[
+        (&["BW", "peak["], Column::BwPeak),
+        (&["BW", "average["], Column::BwAvg),
+        (&["BW", "Port1["], Column::BwPort1),
+    ];
+    const AFTER_PORT1: &[(&[&str], Column)] =
+        &[(&["MsgRate", "Port1[Mpps]"], Column::MsgRatePort1)];
+    const PORT2: &[UnitColumn] = &[(&["BW", "Port2["], Column::BwPort2)];
+    const REST: &[(&[&str], Column)] = &[
+        (&["MsgRate", "Port2[Mpps]"], Column::MsgRatePort2),
+        (&["MsgRate[Mpps]"], Column::MsgRate),
+        (&["CPU_Util[%]"], Column::CpuUtil),
+        (&["t_min[usec]"], Column::TMin),
+        (&["t_max[usec]"], Column::TMax),
+        (&["t_typical[usec]"], Column::TTypical),
+        (&["t_avg[usec]"], Column::TAvg),
+        (&["t_stdev[usec]"], Column::TStdev),
+        (&["99%", "percentile[usec]"], Column::P99),
+        (&["99.9%", "percentile[usec]"], Column::P999),
+        (&["tps", "average"], Column::Tps),
+    ];
+    let fixed = |list: &[(&[&str], Column)]| {
+        list.iter()
+            .find_map(|(w, c)| Some((c.clone(), words_prefix(text, w)?)))
+    };
+    let with_unit = |list: &[UnitColumn]| {
+        list.iter().find_map(|(w, make)| {
+            let (unit, rest) = unit_until_bracket(words_prefix(text, w)?)?;
+            Some((make(unit), rest))
+        })
+    };
+    fixed(FIXED)
+        .or_else(|| with_unit(WITH_UNIT))
+        .or_else(|| fixed(AFTER_PORT1))
+        .or_else(|| with_unit(PORT2))
+        .or_else(|| fixed(REST))
+}
+
+/// Reads a table header (`#bytes #iterations BW peak[Gb/sec] ...`) into its columns. Text
+/// between known columns is skipped.
 pub fn header(line: &str) -> Option<Vec<Column>> {
-    if !line.trim_start().starts_with("#bytes") {
+    let mut text = line.trim_start();
+    if !text.starts_with("#bytes") {
         return None;
     }
     let mut cols = Vec::new();
-    for c in HEADER_COLUMN.captures_iter(line) {
-        let text = c.get(0)?.as_str();
-        let unit = |name: &str| c.name(name).map(|m| m.as_str().to_string());
-        let col = if let Some(u) = unit("peak") {
-            Column::BwPeak(u)
-        } else if let Some(u) = unit("avg") {
-            Column::BwAvg(u)
-        } else if let Some(u) = unit("p1") {
-            Column::BwPort1(u)
-        } else if let Some(u) = unit("p2") {
-            Column::BwPort2(u)
-        } else {
-            let squashed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            match squashed.as_str() {
-                "#bytes" => Column::Bytes,
-                "#iterations" => Column::Iterations,
-                "#sl" => Column::Sl,
-                "MsgRate[Mpps]" => Column::MsgRate,
-                "MsgRate Port1[Mpps]" => Column::MsgRatePort1,
-                "MsgRate Port2[Mpps]" => Column::MsgRatePort2,
-                "CPU_Util[%]" => Column::CpuUtil,
-                "t_min[usec]" => Column::TMin,
-                "t_max[usec]" => Column::TMax,
-                "t_typical[usec]" => Column::TTypical,
-                "t_avg[usec]" => Column::TAvg,
-                "t_stdev[usec]" => Column::TStdev,
-                "99% percentile[usec]" => Column::P99,
-                "99.9% percentile[usec]" => Column::P999,
-                _ => Column::Tps,
+    while let Some(c) = text.chars().next() {
+        match column_at(text) {
+            Some((col, rest)) => {
+                cols.push(col);
+                text = rest;
             }
-        };
-        cols.push(col);
+            None => text = &text[c.len_utf8()..],
+        }
     }
     (cols.len() >= 2 && cols[0] == Column::Bytes).then_some(cols)
 }
@@ -294,11 +344,19 @@ pub struct Row<'a> {
 
 /// Reads ` 2          1000           0.061539            0.058761            3.672573`.
 pub fn row(line: &str) -> Option<Row<'_>> {
-    let parsed: IResult<&str, Vec<&str>> =
-        preceded(space0, many1(terminated(number, alt((space1, space0))))).parse(line);
-    let (rest, values) = parsed.ok()?;
+    // `many1(terminated(number, space0))`, unrolled to size the vector once: this runs on
+    // every table row.
+    let mut values = Vec::with_capacity(8);
+    let mut rest = line.trim_start_matches([' ', '\t']);
+    while let Ok((after, value)) = terminated(number, space0).parse(rest) {
+        values.push(value);
+        rest = after;
+    }
+    if values.is_empty() {
+        return None;
+    }
     // The first value is the message size: an integer.
-    if values[0].contains(['.', 'e', 'E', '-']) || values[0].to_ascii_lowercase().contains("n") {
+    if values[0].contains(['.', 'e', 'E', '-', 'n', 'N']) {
         return None;
     }
     let trailing = rest.trim();
@@ -428,6 +486,91 @@ mod tests {
         assert!(row(" 4.5 10").is_none());
         let r = row(" 2       1000          0.96           1.25         0.98     \t       0.98        \t0.01   \t\t1.00    \t\t1.25   ").unwrap();
         assert_eq!(r.values.len(), 9);
+    }
+
+    /// The regex the header scanner replaced; the scanner must read every header as it did.
+    fn header_by_regex(line: &str) -> Option<Vec<Column>> {
+        let re = Regex::new(concat!(
+            r"#bytes|#iterations|#sl|",
+            r"BW\s+peak\[(?P<peak>[^\]]+)\]|BW\s+average\[(?P<avg>[^\]]+)\]|",
+            r"BW\s+Port1\[(?P<p1>[^\]]+)\]|MsgRate\s+Port1\[Mpps\]|",
+            r"BW\s+Port2\[(?P<p2>[^\]]+)\]|MsgRate\s+Port2\[Mpps\]|MsgRate\[Mpps\]|",
+            r"CPU_Util\[%\]|t_min\[usec\]|t_max\[usec\]|t_typical\[usec\]|t_avg\[usec\]|",
+            r"t_stdev\[usec\]|99%\s+percentile\[usec\]|99\.9%\s+percentile\[usec\]|tps\s+average"
+        ))
+        .unwrap();
+        if !line.trim_start().starts_with("#bytes") {
+            return None;
+        }
+        let mut cols = Vec::new();
+        for c in re.captures_iter(line) {
+            let unit = |name: &str| c.name(name).map(|m| m.as_str().to_string());
+            let squashed = c[0].split_whitespace().collect::<Vec<_>>().join(" ");
+            cols.push(if let Some(u) = unit("peak") {
+                Column::BwPeak(u)
+            } else if let Some(u) = unit("avg") {
+                Column::BwAvg(u)
+            } else if let Some(u) = unit("p1") {
+                Column::BwPort1(u)
+            } else if let Some(u) = unit("p2") {
+                Column::BwPort2(u)
+            } else {
+                match squashed.as_str() {
+                    "#bytes" => Column::Bytes,
+                    "#iterations" => Column::Iterations,
+                    "#sl" => Column::Sl,
+                    "MsgRate[Mpps]" => Column::MsgRate,
+                    "MsgRate Port1[Mpps]" => Column::MsgRatePort1,
+                    "MsgRate Port2[Mpps]" => Column::MsgRatePort2,
+                    "CPU_Util[%]" => Column::CpuUtil,
+                    "t_min[usec]" => Column::TMin,
+                    "t_max[usec]" => Column::TMax,
+                    "t_typical[usec]" => Column::TTypical,
+                    "t_avg[usec]" => Column::TAvg,
+                    "t_stdev[usec]" => Column::TStdev,
+                    "99% percentile[usec]" => Column::P99,
+                    "99.9% percentile[usec]" => Column::P999,
+                    _ => Column::Tps,
+                }
+            });
+        }
+        (cols.len() >= 2 && cols[0] == Column::Bytes).then_some(cols)
+    }
+
+    #[test]
+    fn header_scanner_reads_as_the_regex_did() {
+        let mut lines: Vec<String> = [
+            "#bytes #iterations BW peak[] BW average[Gb/sec] MsgRate[Mpps]",
+            "#bytes#iterations  BW  peak[MB/sec]BW\taverage[MB/sec]   MsgRate Port1[Mpps]",
+            "#bytes #iterations BW peak[Gb/sec BW average[Gb/sec]",
+            " #bytes #iterations t_min[usec] t_max[usec] 99% percentile[usec] 99.9%  percentile[usec]",
+            "#bytes #sl #iterations BW Port1[Gb/sec] BW Port2[Gb/sec] MsgRate Port2[Mpps] tps  average",
+            "#bytes 时延 #iterations CPU_Util[%] t_typical[usec] t_avg[usec] t_stdev[usec]",
+            "#bytes #iterations MsgRate  [Mpps] BW\u{3000}peak[Gb/sec]",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut dirs = vec![fixtures];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if entry.path().is_dir() {
+                    dirs.push(entry.path());
+                } else if let Ok(bytes) = std::fs::read(entry.path()) {
+                    let text = String::from_utf8_lossy(&bytes);
+                    lines.extend(
+                        text.lines()
+                            .filter(|l| l.contains("#bytes"))
+                            .map(String::from),
+                    );
+                }
+            }
+        }
+        assert!(lines.len() > 50, "{} header lines", lines.len());
+        for line in &lines {
+            assert_eq!(header(line), header_by_regex(line), "{line:?}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use lines::Column;
 use std::collections::BTreeMap;
 
 /// Does this block look like perftest output (used when no command names the tool)?
-pub fn detect(text: &[String]) -> bool {
+pub fn detect(text: &[&str]) -> bool {
     text.iter()
         .any(|l| lines::title(l).is_some() || lines::header(l).is_some())
 }
@@ -39,14 +39,20 @@ fn test_from_file_name(source: &str) -> Option<String> {
         .unwrap_or(source)
         .to_ascii_lowercase()
         .replace('-', "_");
-    for verb in ["send", "write", "read", "atomic"] {
-        for kind in ["bw", "lat"] {
-            if name.contains(&format!("{verb}_{kind}")) {
-                return Some(format!("ib_{verb}_{kind}"));
-            }
-        }
-    }
-    None
+    const TESTS: [&str; 8] = [
+        "send_bw",
+        "send_lat",
+        "write_bw",
+        "write_lat",
+        "read_bw",
+        "read_lat",
+        "atomic_bw",
+        "atomic_lat",
+    ];
+    TESTS
+        .iter()
+        .find(|t| name.contains(*t))
+        .map(|t| format!("ib_{t}"))
 }
 
 #[derive(Default)]
@@ -93,7 +99,7 @@ impl Draft {
 /// Parses one block. `is_perftest_command` is true when the prompt named a perftest program.
 pub fn parse_block(
     source: &str,
-    all: &[String],
+    all: &[&str],
     range: std::ops::Range<usize>,
     is_perftest_command: bool,
     problems: &mut Vec<Problem>,
@@ -122,7 +128,7 @@ pub fn parse_block(
     };
 
     for i in range.clone() {
-        let line = all[i].as_str();
+        let line = all[i];
         if line.trim().is_empty() {
             continue;
         }
@@ -421,7 +427,7 @@ fn measurement(
         raw_text: raw.to_string(),
         ..Measurement::default()
     };
-    let mut unit = "usec".to_string();
+    let mut unit = "usec";
     for (col, text) in cols.iter().zip(&row.values) {
         let f = text.parse::<f64>().ok().filter(|v| v.is_finite());
         let int = || text.parse::<u64>().ok();
@@ -435,11 +441,11 @@ fn measurement(
             Column::Iterations => m.iterations = int(),
             Column::Sl => m.sl = int().map(|v| v as u32),
             Column::BwPeak(u) => {
-                unit = u.clone();
+                unit = u;
                 m.bw_peak_gbps = bw(u)?;
             }
             Column::BwAvg(u) => {
-                unit = u.clone();
+                unit = u;
                 m.bw_avg_gbps = bw(u)?;
             }
             Column::MsgRate => m.msg_rate_mpps = f,
@@ -464,11 +470,11 @@ fn measurement(
             raw.trim()
         ));
     }
-    m.raw_unit = unit;
+    m.raw_unit = unit.to_string();
     Ok(m)
 }
 
-fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -> RunDraft {
+fn finish(d: Draft, source: &str, all: &[&str], problems: &mut Vec<Problem>) -> RunDraft {
     let keep = d.meaningful();
     let mut notes = d.notes;
     let mut rows = d.rows;
@@ -531,7 +537,7 @@ fn finish(d: Draft, source: &str, all: &[String], problems: &mut Vec<Problem>) -
     if d.table_open
         && !rows.is_empty()
         && d.end < all.len()
-        && !lines::is_rule(&all[d.end.min(all.len() - 1)])
+        && !lines::is_rule(all[d.end.min(all.len() - 1)])
     {
         notes.push("table not closed by a rule line (copy cut short?)".into());
     }
