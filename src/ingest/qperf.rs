@@ -21,13 +21,29 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("qperf value regex")
 });
 
+/// `tcp_bw:`: a lowercase word and a colon ending the line (checked before the regex runs,
+/// since every line of a block is tried).
+fn test_header(line: &str) -> Option<regex::Captures<'_>> {
+    let t = line.trim_end();
+    if !t.ends_with(':') || !line.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return None;
+    }
+    TEST_HEADER.captures(line)
+}
+
+/// `    bw  =  1.2 GB/sec`: indented, with ` = ` in it (checked before the regex runs).
+fn key_value(line: &str) -> Option<regex::Captures<'_>> {
+    if !line.starts_with(char::is_whitespace) || !line.contains('=') {
+        return None;
+    }
+    KEY_VALUE.captures(line)
+}
+
 /// Does a block without a command look like qperf output?
 pub fn detect(lines: &[&str]) -> bool {
     lines.windows(2).any(|w| {
-        TEST_HEADER
-            .captures(w[0])
-            .is_some_and(|c| super::command::is_qperf_test(&c["test"]))
-            && KEY_VALUE.is_match(w[1])
+        test_header(w[0]).is_some_and(|c| super::command::is_qperf_test(&c["test"]))
+            && key_value(w[1]).is_some()
     })
 }
 
@@ -104,7 +120,7 @@ pub fn parse_block(
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(c) = TEST_HEADER.captures(line) {
+        if let Some(c) = test_header(line) {
             let m = Measurement {
                 line: i as u32 + 1,
                 raw_text: line.trim().to_string(),
@@ -113,8 +129,7 @@ pub fn parse_block(
             blocks.push((c["test"].to_string(), m, BTreeMap::new(), i));
             continue;
         }
-        if let (Some(c), Some((test, m, facts, _))) = (KEY_VALUE.captures(line), blocks.last_mut())
-        {
+        if let (Some(c), Some((test, m, facts, _))) = (key_value(line), blocks.last_mut()) {
             if test == "conf" {
                 // `loc_cpu = 20 Cores: Mixed CPUs` is a description, not a number.
                 facts.insert(c["key"].to_string(), c["value"].to_string());
