@@ -19,6 +19,31 @@ use crate::model::{Measurement, Role, Run, RunStatus};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
+/// Lines of real tool output for tests that check a hand-written reader against the regex it
+/// replaced: every line holding `needle` in the files under these folders of the project
+/// (folders that are not there, such as `../shared/` outside CI, are skipped).
+#[cfg(test)]
+pub(crate) fn fixture_lines_with(dirs: &[&str], needle: &str) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs: Vec<std::path::PathBuf> = dirs
+        .iter()
+        .map(|d| root.join(d))
+        .filter(|d| d.is_dir())
+        .collect();
+    let files = crate::commands::import::collect_files(&dirs).expect("fixture folders");
+    let mut out = Vec::new();
+    for file in files {
+        let bytes = std::fs::read(&file).expect("fixture file");
+        let text = String::from_utf8_lossy(&bytes);
+        out.extend(
+            text.lines()
+                .filter(|l| l.contains(needle))
+                .map(String::from),
+        );
+    }
+    out
+}
+
 /// Something in an input that could not be read, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

@@ -194,13 +194,10 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        for dir in ["fixtures", "../shared/seeds", "../shared/samples"] {
-            for path in walk(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)) {
-                let bytes = std::fs::read(path).unwrap_or_default();
-                let text = String::from_utf8_lossy(&bytes);
-                lines.extend(text.lines().filter(|l| l.contains('@')).map(String::from));
-            }
-        }
+        lines.extend(crate::ingest::fixture_lines_with(
+            &["fixtures", "../shared/seeds", "../shared/samples"],
+            "@",
+        ));
         assert!(lines.len() > 100, "{} lines with @", lines.len());
         let mut by_hand_count = 0;
         for line in &lines {
@@ -217,19 +214,6 @@ mod tests {
         }
         // The hand path must carry the common case, not just agree when it rarely answers.
         assert!(by_hand_count > 100, "{by_hand_count} prompts read by hand");
-    }
-
-    fn walk(dir: std::path::PathBuf) -> Vec<std::path::PathBuf> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                out.extend(walk(path));
-            } else {
-                out.push(path);
-            }
-        }
-        out
     }
 
     #[test]

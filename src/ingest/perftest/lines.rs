@@ -243,53 +243,55 @@ fn unit_until_bracket(text: &str) -> Option<(String, &str)> {
     (end > 0).then(|| (text[..end].to_string(), &text[end + 1..]))
 }
 
-/// The header column starting at `text`, if any, and the text after it. The alternatives are
-/// tried in this order, so the first that matches at a position wins (`MsgRate Port1[Mpps]`
-/// before `MsgRate[Mpps]`).
+/// How a header column is made from the text it matched.
+enum Make {
+    Fixed(Column),
+    /// Words that end in `[`, then a unit up to `]`.
+    WithUnit(fn(String) -> Column),
+}
+
+/// Header columns, in the order they are tried at one position: the first that matches wins
+/// (`MsgRate Port1[Mpps]` before `MsgRate[Mpps]`).
+const COLUMNS: &[(&[&str], Make)] = &[
+    (&["#bytes"], Make::Fixed(Column::Bytes)),
+    (&["#iterations"], Make::Fixed(Column::Iterations)),
+    (&["#sl"], Make::Fixed(Column::Sl)),
+    (&["BW", "peak["], Make::WithUnit(Column::BwPeak)),
+    (&["BW", "average["], Make::WithUnit(Column::BwAvg)),
+    (&["BW", "Port1["], Make::WithUnit(Column::BwPort1)),
+    (
+        &["MsgRate", "Port1[Mpps]"],
+        Make::Fixed(Column::MsgRatePort1),
+    ),
+    (&["BW", "Port2["], Make::WithUnit(Column::BwPort2)),
+    (
+        &["MsgRate", "Port2[Mpps]"],
+        Make::Fixed(Column::MsgRatePort2),
+    ),
+    (&["MsgRate[Mpps]"], Make::Fixed(Column::MsgRate)),
+    (&["CPU_Util[%]"], Make::Fixed(Column::CpuUtil)),
+    (&["t_min[usec]"], Make::Fixed(Column::TMin)),
+    (&["t_max[usec]"], Make::Fixed(Column::TMax)),
+    (&["t_typical[usec]"], Make::Fixed(Column::TTypical)),
+    (&["t_avg[usec]"], Make::Fixed(Column::TAvg)),
+    (&["t_stdev[usec]"], Make::Fixed(Column::TStdev)),
+    (&["99%", "percentile[usec]"], Make::Fixed(Column::P99)),
+    (&["99.9%", "percentile[usec]"], Make::Fixed(Column::P999)),
+    (&["tps", "average"], Make::Fixed(Column::Tps)),
+];
+
+/// The header column starting at `text`, if any, and the text after it.
 fn column_at(text: &str) -> Option<(Column, &str)> {
-    /// Words before a bracketed unit, and the column made with that unit.
-    type UnitColumn = (&'static [&'static str], fn(String) -> Column);
-    const FIXED: &[(&[&str], Column)] = &[
-        (&["#bytes"], Column::Bytes),
-        (&["#iterations"], Column::Iterations),
-        (&["#sl"], Column::Sl),
-    ];
-    const WITH_UNIT: &[UnitColumn] = &[
-        (&["BW", "peak["], Column::BwPeak),
-        (&["BW", "average["], Column::BwAvg),
-        (&["BW", "Port1["], Column::BwPort1),
-    ];
-    const AFTER_PORT1: &[(&[&str], Column)] =
-        &[(&["MsgRate", "Port1[Mpps]"], Column::MsgRatePort1)];
-    const PORT2: &[UnitColumn] = &[(&["BW", "Port2["], Column::BwPort2)];
-    const REST: &[(&[&str], Column)] = &[
-        (&["MsgRate", "Port2[Mpps]"], Column::MsgRatePort2),
-        (&["MsgRate[Mpps]"], Column::MsgRate),
-        (&["CPU_Util[%]"], Column::CpuUtil),
-        (&["t_min[usec]"], Column::TMin),
-        (&["t_max[usec]"], Column::TMax),
-        (&["t_typical[usec]"], Column::TTypical),
-        (&["t_avg[usec]"], Column::TAvg),
-        (&["t_stdev[usec]"], Column::TStdev),
-        (&["99%", "percentile[usec]"], Column::P99),
-        (&["99.9%", "percentile[usec]"], Column::P999),
-        (&["tps", "average"], Column::Tps),
-    ];
-    let fixed = |list: &[(&[&str], Column)]| {
-        list.iter()
-            .find_map(|(w, c)| Some((c.clone(), words_prefix(text, w)?)))
-    };
-    let with_unit = |list: &[UnitColumn]| {
-        list.iter().find_map(|(w, make)| {
-            let (unit, rest) = unit_until_bracket(words_prefix(text, w)?)?;
-            Some((make(unit), rest))
-        })
-    };
-    fixed(FIXED)
-        .or_else(|| with_unit(WITH_UNIT))
-        .or_else(|| fixed(AFTER_PORT1))
-        .or_else(|| with_unit(PORT2))
-        .or_else(|| fixed(REST))
+    COLUMNS.iter().find_map(|(words, make)| {
+        let rest = words_prefix(text, words)?;
+        match make {
+            Make::Fixed(col) => Some((col.clone(), rest)),
+            Make::WithUnit(col) => {
+                let (unit, rest) = unit_until_bracket(rest)?;
+                Some((col(unit), rest))
+            }
+        }
+    })
 }
 
 /// Reads a table header (`#bytes #iterations BW peak[Gb/sec] ...`) into its columns. Text
@@ -551,22 +553,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        let mut dirs = vec![fixtures];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                if entry.path().is_dir() {
-                    dirs.push(entry.path());
-                } else if let Ok(bytes) = std::fs::read(entry.path()) {
-                    let text = String::from_utf8_lossy(&bytes);
-                    lines.extend(
-                        text.lines()
-                            .filter(|l| l.contains("#bytes"))
-                            .map(String::from),
-                    );
-                }
-            }
-        }
+        lines.extend(crate::ingest::fixture_lines_with(&["fixtures"], "#bytes"));
         assert!(lines.len() > 50, "{} header lines", lines.len());
         for line in &lines {
             assert_eq!(header(line), header_by_regex(line), "{line:?}");
