@@ -49,6 +49,23 @@ pub enum Command {
     /// Measure RDMA bandwidth and latency natively through libibverbs, perftest-style, and
     /// store the results (needs the `verbs` build feature).
     Bench(BenchArgs),
+    /// Inspect and maintain the store: `info`, `compact`, `migrate`.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Runs, rows, files, bytes, partitions and schema version.
+    Info {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge the batches of each month into large files (safe to interrupt; imports wait).
+    Compact,
+    /// Convert a store written by an older linkperf (schema version 1) to the current layout.
+    Migrate,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -158,6 +158,18 @@ impl Filter {
     /// Parses the `--where` arguments. Keys are checked against `runs` so a typo is an error
     /// that lists the valid choices rather than an empty result.
     pub fn parse(args: &[String], runs: &[(Run, Platform)]) -> Result<Filter> {
+        let mut keys: Vec<&str> = runs
+            .iter()
+            .flat_map(|(_, p)| p.keys().map(String::as_str))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        Filter::parse_known(args, &keys)
+    }
+
+    /// Parses the `--where` arguments; `keys` are the label and platform keys the selection can
+    /// have besides the run columns and [`PLATFORM_KEYS`].
+    pub fn parse_known(args: &[String], keys: &[&str]) -> Result<Filter> {
         let mut conditions = Vec::new();
         for arg in args {
             for part in arg.split(',').filter(|p| !p.trim().is_empty()) {
@@ -171,15 +183,13 @@ impl Filter {
                     .to_string();
                 let known = WHERE_KEYS.contains(&k.as_str())
                     || PLATFORM_KEYS.contains(&k.as_str())
-                    || runs.iter().any(|(_, p)| p.contains_key(&k));
+                    || keys.contains(&k.as_str());
                 if !known {
-                    let mut labels: Vec<&str> = runs
+                    let labels: Vec<&str> = keys
                         .iter()
-                        .flat_map(|(_, p)| p.keys().map(String::as_str))
+                        .copied()
                         .filter(|k| !PLATFORM_KEYS.contains(k) && !WHERE_KEYS.contains(k))
                         .collect();
-                    labels.sort();
-                    labels.dedup();
                     bail!(
                         "--where: unknown key {k:?}. Choose from: {}, {}{}{}",
                         WHERE_KEYS.join(", "),
@@ -192,6 +202,46 @@ impl Filter {
             }
         }
         Ok(Filter { conditions })
+    }
+
+    /// A predicate over the store's runs columns that every run this filter keeps satisfies
+    /// (it may keep a few more; [`Filter::matches`] decides). Run columns compare directly. A
+    /// label wins over every other source of a key, so a run whose `label:KEY` differs can be
+    /// left unread; where the key can also come from a project rule, device facts or built-in
+    /// knowledge (`derived`), a run without the label must still be read.
+    pub fn pushdown(
+        &self,
+        label_columns: &std::collections::BTreeSet<String>,
+        derived: &dyn Fn(&str) -> bool,
+    ) -> Option<polars::prelude::Expr> {
+        use polars::prelude::{col, lit};
+        let mut out: Option<polars::prelude::Expr> = None;
+        for (k, v) in &self.conditions {
+            let e = match k.as_str() {
+                "mtu" | "qps" => match v.parse::<u32>() {
+                    Ok(n) if n.to_string() == *v => col(k.as_str()).eq(lit(n)),
+                    _ => lit(false),
+                },
+                key if WHERE_KEYS.contains(&key) => col(key).eq(lit(v.as_str())),
+                key => {
+                    let name = format!("{}{key}", crate::store::frames::LABEL_PREFIX);
+                    let present = label_columns.contains(key);
+                    match (present, derived(key)) {
+                        (true, true) => col(name.as_str())
+                            .is_null()
+                            .or(col(name.as_str()).eq(lit(v.as_str()))),
+                        (true, false) => col(name.as_str()).eq(lit(v.as_str())),
+                        (false, true) => continue,
+                        (false, false) => lit(false),
+                    }
+                }
+            };
+            out = Some(match out {
+                Some(acc) => acc.and(e),
+                None => e,
+            });
+        }
+        out
     }
 
     pub fn matches(&self, r: &Run, p: &Platform) -> bool {

@@ -63,5 +63,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::Run(args) => commands::run::run(&cli.store, &config, &args),
         cli::Command::Devices(args) => commands::devices::run(&args),
         cli::Command::Bench(args) => commands::bench::run(&cli.store, &args),
+        cli::Command::Store(cmd) => commands::store::run(&cli.store, &cmd),
     }
 }

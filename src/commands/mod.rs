@@ -11,3 +11,4 @@ pub mod ls;
 pub mod report;
 pub mod run;
 pub mod selection;
+pub mod store;

@@ -7,22 +7,41 @@ use crate::model::Run;
 use crate::normalize::platform::{self, Platform};
 use crate::store::Store;
 use anyhow::Result;
+use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Loads the runs of the store that match `filters`, each with its resolved platform.
+/// Loads the runs of the store that match `filters`, each with its resolved platform. The
+/// filter is pushed down to the Parquet scan, so only the selected runs (and a few that a
+/// project rule might relabel) are read.
 pub fn load(store_dir: &Path, config: &Config, filters: &[String]) -> Result<Vec<(Run, Platform)>> {
     let store = Store::open(store_dir, false)?;
-    let runs: Vec<(Run, Platform)> = store
-        .load()?
+    let snapshot = store.snapshot()?;
+    let labels = snapshot.label_keys();
+    // Keys a project rule sets, and those resolution derives, can hold for runs without the label.
+    let config_keys: BTreeSet<&str> = config
+        .rules
+        .iter()
+        .flat_map(|r| r.set.keys().map(String::as_str))
+        .collect();
+    let derived =
+        |k: &str| platform::PLATFORM_KEYS.contains(&k) || k == "mtu" || config_keys.contains(k);
+    let mut keys: Vec<&str> = labels
+        .iter()
+        .map(String::as_str)
+        .chain(config_keys.iter().copied())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let filter = Filter::parse_known(filters, &keys)?;
+    let predicate = filter.pushdown(&labels, &derived);
+    let mut runs = snapshot.read(predicate)?;
+    crate::store::sort_runs(&mut runs);
+    Ok(runs
         .into_iter()
         .map(|r| {
             let p = platform::resolve(&r, config);
             (r, p)
         })
-        .collect();
-    let filter = Filter::parse(filters, &runs)?;
-    Ok(runs
-        .into_iter()
         .filter(|(r, p)| filter.matches(r, p))
         .collect())
 }

@@ -7,22 +7,30 @@ use anyhow::{Context, Result};
 use polars::prelude::{Column, DataFrame};
 use std::collections::BTreeMap;
 
-/// Version of the layout below; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the layout below; bumped on any incompatible change. Version 1 kept one batch
+/// directory per import under `batches/` and had no `run_seq` or `label:*` columns.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Column of every table that holds the store-wide sequence number of the run.
+pub const RUN_SEQ: &str = "run_seq";
+/// Prefix of the per-label columns of the runs table (`label:platform`), which let `--where`
+/// on a label be pushed down to Parquet row-group statistics.
+pub const LABEL_PREFIX: &str = "label:";
 
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("maps of strings serialize")
 }
 
-/// One frame row per run.
-pub fn runs_frame(runs: &[Run], imported_at: i64) -> Result<DataFrame> {
+/// One frame row per run; `seqs` are the runs' store sequence numbers, in the same order.
+pub fn runs_frame(runs: &[Run], seqs: &[u64], imported_at: &[i64]) -> Result<DataFrame> {
     let s = |f: &dyn Fn(&Run) -> Option<String>| runs.iter().map(f).collect::<Vec<_>>();
     let cmd = |f: &dyn Fn(&CommandLine) -> Option<String>| {
         runs.iter()
             .map(|r| r.command.as_ref().and_then(f))
             .collect::<Vec<_>>()
     };
-    let columns = vec![
+    let mut columns = vec![
+        Column::new(RUN_SEQ.into(), seqs.to_vec()),
         Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
         Column::new("source".into(), s(&|r| Some(r.source.clone()))),
         Column::new(
@@ -49,16 +57,32 @@ pub fn runs_frame(runs: &[Run], imported_at: i64) -> Result<DataFrame> {
         Column::new("notes".into(), s(&|r| Some(json(&r.notes)))),
         Column::new("error".into(), s(&|r| r.error.clone())),
         Column::new("labels".into(), s(&|r| Some(json(&r.labels)))),
-        Column::new("imported_at".into(), vec![imported_at; runs.len()]),
+        Column::new("imported_at".into(), imported_at.to_vec()),
     ];
+    let keys: std::collections::BTreeSet<&String> =
+        runs.iter().flat_map(|r| r.labels.keys()).collect();
+    for k in keys {
+        columns.push(Column::new(
+            format!("{LABEL_PREFIX}{k}").into(),
+            runs.iter()
+                .map(|r| r.labels.get(k).map(String::as_str))
+                .collect::<Vec<_>>(),
+        ));
+    }
     Ok(DataFrame::new(runs.len(), columns)?)
 }
 
-/// One frame row per measurement, keyed by `run_id`.
-pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
+/// One frame row per measurement, keyed by `run_id` (and `run_seq`, in the same order as
+/// `runs`).
+pub fn points_frame(runs: &[Run], seqs: &[u64]) -> Result<DataFrame> {
     let points: Vec<(&str, &Measurement)> = runs
         .iter()
         .flat_map(|r| r.measurements.iter().map(move |m| (r.run_id.as_str(), m)))
+        .collect();
+    let point_seqs: Vec<u64> = runs
+        .iter()
+        .zip(seqs)
+        .flat_map(|(r, &s)| std::iter::repeat_n(s, r.measurements.len()))
         .collect();
     let f = |name: &str, get: &dyn Fn(&Measurement) -> Option<f64>| {
         Column::new(
@@ -67,6 +91,7 @@ pub fn points_frame(runs: &[Run]) -> Result<DataFrame> {
         )
     };
     let columns = vec![
+        Column::new(RUN_SEQ.into(), point_seqs),
         Column::new(
             "run_id".into(),
             points.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
@@ -201,6 +226,11 @@ fn parse_json<T: serde::de::DeserializeOwned + Default>(s: Option<String>) -> Re
         Some(s) => serde_json::from_str(&s).context("corrupt JSON in a store column"),
         None => Ok(T::default()),
     }
+}
+
+/// The `run_seq` column of a runs frame.
+pub fn run_seqs(df: &DataFrame) -> Result<Vec<u64>> {
+    Ok(u64_iter(df, RUN_SEQ)?.map(|s| s.unwrap_or(0)).collect())
 }
 
 /// Rebuilds runs (without measurements) from a runs frame.
@@ -368,12 +398,13 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
 /// Per-iteration latency samples, one frame row per sample: (`run_id`, `point` = index of the
 /// measurement within its run, `seq`, `latency_us`). `None` when no run has samples, so batches
 /// without them (most imported logs) get no samples file at all.
-pub fn samples_frame(runs: &[Run]) -> Result<Option<DataFrame>> {
-    let (mut ids, mut points, mut seqs, mut values) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for r in runs {
+pub fn samples_frame(runs: &[Run], run_seqs: &[u64]) -> Result<Option<DataFrame>> {
+    let (mut ids, mut points, mut seqs, mut values, mut rs) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (r, &run_seq) in runs.iter().zip(run_seqs) {
         for (p, m) in r.measurements.iter().enumerate() {
             for (i, &v) in m.samples_us.iter().enumerate() {
+                rs.push(run_seq);
                 ids.push(r.run_id.as_str());
                 points.push(p as u32);
                 seqs.push(i as u32);
@@ -387,6 +418,7 @@ pub fn samples_frame(runs: &[Run]) -> Result<Option<DataFrame>> {
     Ok(Some(DataFrame::new(
         values.len(),
         vec![
+            Column::new(RUN_SEQ.into(), rs),
             Column::new("run_id".into(), ids),
             Column::new("point".into(), points),
             Column::new("seq".into(), seqs),
@@ -502,8 +534,19 @@ mod tests {
             labels: [("platform".to_string(), "kp".to_string())].into(),
             measurements: vec![m.clone()],
         };
-        let runs = runs_from_frame(&runs_frame(std::slice::from_ref(&run), 0).unwrap()).unwrap();
-        let points = points_from_frame(&points_frame(std::slice::from_ref(&run)).unwrap()).unwrap();
+        let frame = runs_frame(std::slice::from_ref(&run), &[7], &[0]).unwrap();
+        assert_eq!(
+            frame
+                .column("label:platform")
+                .unwrap()
+                .str()
+                .unwrap()
+                .get(0),
+            Some("kp")
+        );
+        let runs = runs_from_frame(&frame).unwrap();
+        let points =
+            points_from_frame(&points_frame(std::slice::from_ref(&run), &[7]).unwrap()).unwrap();
         let mut back = runs[0].clone();
         back.measurements = points.into_iter().map(|(_, m)| m).collect();
         assert_eq!(back, run);

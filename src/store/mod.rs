@@ -1,26 +1,38 @@
-//! The results store: a directory of Parquet files written with polars.
+//! The results store: a directory of Parquet files written with polars, in a documented
+//! layout that DuckDB, Spark or pandas read directly (README "Store layout").
 //!
 //! ```text
-//! STORE/linkperf-store.json        {"schema_version": 1}
-//! STORE/.lock                      held (flock) by every writer
-//! STORE/batches/<id>/runs-NNNNNN.parquet    one row per run (one part per input file)
-//! STORE/batches/<id>/points-NNNNNN.parquet  one row per measurement
-//! STORE/batches/<id>/samples-NNNNNN.parquet per-iteration latency samples (native runner
-//!                                            only; absent when a part has none)
-//! STORE/tmp/                                batches being written
+//! STORE/linkperf-store.json    {"schema_version": 2}
+//! STORE/.lock                  held (flock) by every writer
+//! STORE/data/month=YYYY-MM/batch=L-H/runs-L-H.parquet     one row per run
+//!                                   /points-L-H.parquet   one row per measurement
+//!                                   /samples-L-H.parquet  per-iteration latency samples
+//!                                   /ids.fp               run-id fingerprints (dedupe index)
+//! STORE/tmp/                   batches being written
 //! ```
-//! An import writes its batch under `tmp/` and renames the finished directory into `batches/`:
-//! the rename is the commit, so an import killed part-way leaves the store as it was (its
-//! leftovers in `tmp/` are removed by the next writer). Runs are keyed by the content hash of
-//! their block; a run already stored is skipped, which makes import idempotent. Writers hold an
-//! exclusive lock on `.lock`, so two imports at once serialize instead of both adding a run.
+//! Every run gets a store-wide sequence number `run_seq`; `L-H` is the first and last one a
+//! batch (or chunk file) holds. An import writes its batch under `tmp/` and renames the finished
+//! directory into its month partition: the rename is the commit, so an import killed part-way
+//! leaves the store as it was (the next writer removes its leftovers). Runs are keyed by the
+//! content hash of their block; a run already stored is skipped, which makes import idempotent,
+//! and the check reads fingerprints, not the store. Writers hold an exclusive lock on `.lock`,
+//! so concurrent imports serialize. `store compact` merges the batches of a month into one
+//! (see [`layout`] for why a kill at any point is safe).
 
+pub mod compact;
+pub mod fingerprints;
 pub mod frames;
+pub mod info;
+pub mod layout;
+pub mod migrate;
+pub mod query;
+pub mod write;
+
+pub use write::{AddOutcome, Transaction};
 
 use crate::model::Run;
 use anyhow::{bail, Context, Result};
-use polars::prelude::{DataFrame, ParquetCompression, ParquetReader, ParquetWriter, SerReader};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
@@ -31,16 +43,9 @@ pub struct Store {
     root: PathBuf,
 }
 
-/// Result of adding runs.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct AddOutcome {
-    pub added_runs: usize,
-    pub added_rows: usize,
-    pub already_stored: usize,
-}
-
 impl Store {
-    /// Opens a store, creating it when `create` is set.
+    /// Opens a store, creating it when `create` is set. A store of another schema version is
+    /// refused with what to do (`store migrate` for version 1), never misread.
     pub fn open(root: &Path, create: bool) -> Result<Store> {
         let marker = root.join(MARKER);
         if !marker.exists() {
@@ -50,30 +55,26 @@ impl Store {
                     root.display()
                 );
             }
-            fs::create_dir_all(root.join("batches"))
+            fs::create_dir_all(root.join(layout::DATA_DIR))
                 .with_context(|| format!("cannot create store directory {}", root.display()))?;
-            // A per-process name: two imports creating the same store must not share a file.
-            let tmp = root.join(format!("{MARKER}.{}.tmp", std::process::id()));
-            fs::write(
-                &tmp,
-                format!("{{\"schema_version\": {}}}\n", frames::SCHEMA_VERSION),
-            )
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-            fs::rename(&tmp, &marker)
-                .with_context(|| format!("cannot write {}", marker.display()))?;
+            // A per-process temporary name: two imports creating one store share no file.
+            write_marker(root, frames::SCHEMA_VERSION)?;
         }
-        let text = fs::read_to_string(&marker)
-            .with_context(|| format!("cannot read {}", marker.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not valid JSON", marker.display()))?;
-        let version = v.get("schema_version").and_then(|v| v.as_u64());
-        if version != Some(frames::SCHEMA_VERSION as u64) {
-            bail!(
-                "{}: store schema version {:?}, this linkperf reads version {}",
+        match declared_version(root)? {
+            Some(v) if v == u64::from(frames::SCHEMA_VERSION) => {}
+            Some(1) => bail!(
+                "{}: store schema version 1; run `linkperf store migrate --store {}` to convert it \
+                 to version {} (nothing is read or written until then)",
                 marker.display(),
-                version,
+                root.display(),
                 frames::SCHEMA_VERSION
-            );
+            ),
+            v => bail!(
+                "{}: store schema version {}, this linkperf reads version {}",
+                marker.display(),
+                v.map_or("unknown".to_string(), |v| v.to_string()),
+                frames::SCHEMA_VERSION
+            ),
         }
         Ok(Store {
             root: root.to_path_buf(),
@@ -85,98 +86,57 @@ impl Store {
     }
 
     fn lock(&self) -> Result<File> {
-        let path = self.root.join(".lock");
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        f.lock()
-            .with_context(|| format!("cannot lock {}", path.display()))?;
-        Ok(f)
+        lock_file(&self.root)
     }
 
-    fn batch_dirs(&self) -> Result<Vec<PathBuf>> {
-        let dir = self.root.join("batches");
-        let mut out = Vec::new();
-        if !dir.exists() {
-            return Ok(out);
-        }
-        for e in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
-            let p = e?.path();
-            if p.is_dir() {
-                out.push(p);
+    /// Removes what dead writers left: staging directories, batches a finished compaction
+    /// superseded, and the version-1 tree a finished migration left behind. Under the lock.
+    fn clean(&self) -> Result<()> {
+        for leftover in [self.root.join("tmp"), self.root.join("batches")] {
+            if leftover.exists() {
+                fs::remove_dir_all(&leftover)
+                    .with_context(|| format!("cannot clean {}", leftover.display()))?;
             }
         }
-        out.sort();
-        Ok(out)
-    }
-
-    fn read_parquet(path: &Path) -> Result<DataFrame> {
-        let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        ParquetReader::new(f)
-            .finish()
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("{}: corrupt Parquet file", path.display()))
-    }
-
-    /// Every committed (runs, points) file pair, in batch and part order.
-    fn parts(&self) -> Result<Vec<(PathBuf, PathBuf)>> {
-        let mut out = Vec::new();
-        for b in self.batch_dirs()? {
-            let mut names: Vec<String> = fs::read_dir(&b)
-                .with_context(|| format!("cannot list {}", b.display()))?
-                .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| n.starts_with("runs-") && n.ends_with(".parquet"))
-                .collect();
-            names.sort();
-            for n in names {
-                let points = b.join(n.replacen("runs-", "points-", 1));
-                out.push((b.join(&n), points));
-            }
+        let (_, dead) = layout::partition_live(layout::all_batches(&self.root)?);
+        for b in dead {
+            fs::remove_dir_all(&b.dir)
+                .with_context(|| format!("cannot remove superseded {}", b.dir.display()))?;
         }
-        Ok(out)
+        Ok(())
     }
 
-    fn stored_ids(&self) -> Result<HashSet<String>> {
-        let mut ids = HashSet::new();
-        for (runs_file, _) in self.parts()? {
-            let df = Self::read_parquet(&runs_file)?;
-            for id in df.column("run_id")?.str()?.iter().flatten() {
-                ids.insert(id.to_string());
-            }
-        }
-        Ok(ids)
-    }
-
-    /// Starts an import: takes the writer lock, removes leftovers of imports that died, and
-    /// opens a staging batch. Runs are written to it part by part (so memory is bounded by the
-    /// largest part, not the whole import); [`Transaction::commit`] makes them visible at once.
+    /// Starts an import: takes the writer lock, removes leftovers of writers that died, and
+    /// opens a staging batch. Runs are written to it chunk by chunk (so memory is bounded by a
+    /// chunk and the largest input, not the whole import); [`Transaction::commit`] makes them
+    /// visible at once.
     pub fn begin(&self) -> Result<Transaction> {
         let lock = self.lock()?;
-        let tmp_root = self.root.join("tmp");
-        if tmp_root.exists() {
-            // Leftovers of an import that died: never committed, safe to remove under the lock.
-            fs::remove_dir_all(&tmp_root)
-                .with_context(|| format!("cannot clean {}", tmp_root.display()))?;
-        }
-        let stored = self.stored_ids()?;
+        self.clean()?;
+        let live = layout::live_batches(&self.root)?;
+        let first_seq = live.iter().map(|b| b.range.last).max().map_or(1, |l| l + 1);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        let batch_id = format!("{now:012}-{}", std::process::id());
-        let staging = tmp_root.join(&batch_id);
+        let staging = self
+            .root
+            .join("tmp")
+            .join(format!("import-{first_seq}-{}", std::process::id()));
         fs::create_dir_all(&staging)
             .with_context(|| format!("cannot create {}", staging.display()))?;
         Ok(Transaction {
             _lock: lock,
             root: self.root.clone(),
             staging,
-            batch_id,
-            stored,
-            parts: 0,
             now,
+            first_seq,
+            next_seq: first_seq,
+            live,
+            fps: None,
+            confirmed: HashMap::new(),
+            seen: HashSet::new(),
+            new_fps: Vec::new(),
+            buffer: Default::default(),
             outcome: AddOutcome::default(),
         })
     }
@@ -188,118 +148,86 @@ impl Store {
         tx.commit()
     }
 
-    /// Reads every stored run with its measurements, sorted by source and line.
-    pub fn load(&self) -> Result<Vec<Run>> {
-        let mut runs = Vec::new();
-        for (runs_file, points_file) in self.parts()? {
-            let mut batch = frames::runs_from_frame(&Self::read_parquet(&runs_file)?)
-                .with_context(|| format!("{}: unreadable runs", runs_file.display()))?;
-            let points = frames::points_from_frame(&Self::read_parquet(&points_file)?)
-                .with_context(|| format!("{}: unreadable points", points_file.display()))?;
-            let index: BTreeMap<String, usize> = batch
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (r.run_id.clone(), i))
-                .collect();
-            for (id, m) in points {
-                if let Some(&i) = index.get(&id) {
-                    batch[i].measurements.push(m);
-                }
+    /// What is stored now (readers take no lock: they see whole batches or none).
+    pub fn snapshot(&self) -> Result<query::Snapshot> {
+        // A compaction may remove a superseded batch between listing and reading; listing
+        // again then sees the merged batch that replaced it.
+        let mut tries = 0;
+        loop {
+            match query::Snapshot::take(&self.root) {
+                Ok(s) => return Ok(s),
+                Err(_) if tries < 3 => tries += 1,
+                Err(e) => return Err(e),
             }
-            let samples_file = runs_file.with_file_name(
-                runs_file
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("")
-                    .replacen("runs-", "samples-", 1),
-            );
-            if samples_file.exists() {
-                frames::attach_samples(&Self::read_parquet(&samples_file)?, &mut batch)
-                    .with_context(|| format!("{}: unreadable samples", samples_file.display()))?;
-            }
-            runs.extend(batch);
         }
-        runs.sort_by(|a, b| (&a.source, a.line, &a.run_id).cmp(&(&b.source, b.line, &b.run_id)));
+    }
+
+    /// Reads the runs for which `predicate` may hold (every run for `None`), with their
+    /// measurements and samples, sorted by source and line.
+    pub fn select(&self, predicate: Option<polars::prelude::Expr>) -> Result<Vec<Run>> {
+        let mut tries = 0;
+        let mut runs = loop {
+            let attempt = self.snapshot().and_then(|s| s.read(predicate.clone()));
+            match attempt {
+                Ok(runs) => break runs,
+                Err(_) if tries < 3 => tries += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        sort_runs(&mut runs);
         Ok(runs)
     }
-}
 
-/// An import in progress: holds the writer lock until committed or dropped. Dropping it without
-/// commit leaves only a staging directory, which the next writer removes.
-pub struct Transaction {
-    _lock: File,
-    root: PathBuf,
-    staging: PathBuf,
-    batch_id: String,
-    stored: HashSet<String>,
-    parts: usize,
-    now: i64,
-    outcome: AddOutcome,
-}
-
-impl Transaction {
-    /// Writes the runs not stored yet as one more part of the batch.
-    pub fn add(&mut self, runs: Vec<Run>) -> Result<()> {
-        let mut fresh = Vec::new();
-        for r in runs {
-            if self.stored.insert(r.run_id.clone()) {
-                fresh.push(r);
-            } else {
-                self.outcome.already_stored += 1;
-            }
-        }
-        if fresh.is_empty() {
-            return Ok(());
-        }
-        self.parts += 1;
-        self.outcome.added_runs += fresh.len();
-        self.outcome.added_rows += fresh.iter().map(|r| r.measurements.len()).sum::<usize>();
-        let part = format!("{:06}", self.parts);
-        write_parquet(
-            &self.staging.join(format!("points-{part}.parquet")),
-            &mut frames::points_frame(&fresh)?,
-        )?;
-        if let Some(mut samples) = frames::samples_frame(&fresh)? {
-            write_parquet(
-                &self.staging.join(format!("samples-{part}.parquet")),
-                &mut samples,
-            )?;
-        }
-        // The runs file goes last: a part is complete once its runs file exists.
-        write_parquet(
-            &self.staging.join(format!("runs-{part}.parquet")),
-            &mut frames::runs_frame(&fresh, self.now)?,
-        )?;
-        Ok(())
-    }
-
-    /// Makes the batch visible with one rename; a batch with nothing new is discarded.
-    pub fn commit(self) -> Result<AddOutcome> {
-        if self.parts == 0 {
-            fs::remove_dir_all(&self.staging)
-                .with_context(|| format!("cannot clean {}", self.staging.display()))?;
-            return Ok(self.outcome);
-        }
-        if std::env::var_os("LINKPERF_TEST_CRASH_BEFORE_COMMIT").is_some() {
-            // Test hook: die the way a killed import dies, after writing and before the commit.
-            std::process::abort();
-        }
-        let dest = self.root.join("batches").join(&self.batch_id);
-        fs::rename(&self.staging, &dest)
-            .with_context(|| format!("cannot commit batch to {}", dest.display()))?;
-        Ok(self.outcome)
+    /// Reads every stored run with its measurements, sorted by source and line.
+    pub fn load(&self) -> Result<Vec<Run>> {
+        self.select(None)
     }
 }
 
-/// Writes a frame to Parquet and syncs it to disk before the batch is committed.
-fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
-    let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    ParquetWriter::new(&f)
-        .with_compression(ParquetCompression::Zstd(None))
-        .finish(df)
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    f.sync_all()
-        .with_context(|| format!("cannot sync {}", path.display()))?;
-    Ok(())
+/// The order every read verb sees: by source, line, then run id.
+pub fn sort_runs(runs: &mut [Run]) {
+    runs.sort_by(|a, b| (&a.source, a.line, &a.run_id).cmp(&(&b.source, b.line, &b.run_id)));
+}
+
+/// Marker file contents of a store of `version`.
+fn marker_text(version: u32) -> String {
+    format!("{{\"schema_version\": {version}}}\n")
+}
+
+pub(crate) fn lock_file(root: &Path) -> Result<File> {
+    let path = root.join(".lock");
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    f.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(f)
+}
+
+/// Replaces the marker atomically.
+pub(crate) fn write_marker(root: &Path, version: u32) -> Result<()> {
+    let marker = root.join(MARKER);
+    let tmp = root.join(format!("{MARKER}.{}.tmp", std::process::id()));
+    write::write_synced(&tmp, marker_text(version).as_bytes())?;
+    fs::rename(&tmp, &marker).with_context(|| format!("cannot write {}", marker.display()))
+}
+
+/// The schema version a store directory declares (`None` when it is not a store).
+pub fn declared_version(root: &Path) -> Result<Option<u64>> {
+    let marker = root.join(MARKER);
+    if !marker.exists() {
+        return Ok(None);
+    }
+    let text =
+        fs::read_to_string(&marker).with_context(|| format!("cannot read {}", marker.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not valid JSON", marker.display()))?;
+    Ok(Some(
+        v.get("schema_version")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0),
+    ))
 }

@@ -1,0 +1,59 @@
+//! `linkperf store info|compact|migrate`: the store's housekeeping verbs.
+
+use crate::cli::StoreCommand;
+use crate::store::{migrate, Store};
+use crate::ExitStatus;
+use anyhow::Result;
+use std::path::Path;
+use std::time::Instant;
+
+pub fn run(store_dir: &Path, cmd: &StoreCommand) -> Result<ExitStatus> {
+    match cmd {
+        StoreCommand::Info { json } => {
+            let info = Store::open(store_dir, false)?.info()?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&info)?);
+            } else {
+                print!("{}", info.to_text(store_dir));
+            }
+        }
+        StoreCommand::Compact => {
+            let store = Store::open(store_dir, false)?;
+            let start = Instant::now();
+            let o = store.compact()?;
+            let info = store.info()?;
+            println!(
+                "compacted {} batch(es) of {} month(s) into {} chunk(s) in {:.2} s; the store now \
+                 has {} run(s), {} row(s) in {} file(s), {} bytes",
+                o.batches_merged,
+                o.months,
+                o.chunks_written,
+                start.elapsed().as_secs_f64(),
+                info.runs,
+                info.rows,
+                info.files,
+                info.bytes
+            );
+        }
+        StoreCommand::Migrate => {
+            let o = migrate::migrate(store_dir)?;
+            if o.from_version == u64::from(crate::store::frames::SCHEMA_VERSION) {
+                println!(
+                    "{}: already at schema version {}",
+                    store_dir.display(),
+                    o.from_version
+                );
+            } else {
+                println!(
+                    "{}: migrated schema version {} to {}: {} run(s) in {} batch(es)",
+                    store_dir.display(),
+                    o.from_version,
+                    crate::store::frames::SCHEMA_VERSION,
+                    o.runs,
+                    o.batches
+                );
+            }
+        }
+    }
+    Ok(ExitStatus::Success)
+}

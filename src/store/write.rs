@@ -1,0 +1,253 @@
+//! Adding runs: one import is one batch, staged under `tmp/` and made visible by one rename.
+
+use super::fingerprints::{self, fingerprint};
+use super::frames;
+use super::layout::{self, Batch, SeqRange};
+use crate::model::Run;
+use anyhow::{Context, Result};
+use polars::prelude::{DataFrame, ParquetCompression, ParquetReader, ParquetWriter, SerReader};
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+/// A chunk file is closed once it holds this many runs or measurement rows, so an import's
+/// memory is bounded by these plus the largest input file, and compaction's by these alone.
+pub const CHUNK_RUNS: usize = 50_000;
+pub const CHUNK_ROWS: usize = 500_000;
+const CHUNK_SAMPLES: usize = 4_000_000;
+/// Row groups are the unit Parquet statistics prune: small for runs (a `--where` on a label
+/// reads one group of a build), larger for points and samples (fetched by `run_seq` range).
+pub const RUNS_ROW_GROUP: usize = 8_192;
+pub const POINTS_ROW_GROUP: usize = 65_536;
+pub const SAMPLES_ROW_GROUP: usize = 262_144;
+
+/// Result of adding runs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AddOutcome {
+    pub added_runs: usize,
+    pub added_rows: usize,
+    pub already_stored: usize,
+}
+
+/// Runs waiting to be written as the next chunk of a batch.
+#[derive(Default)]
+pub(super) struct ChunkBuffer {
+    pub runs: Vec<Run>,
+    pub seqs: Vec<u64>,
+    pub imported_at: Vec<i64>,
+    pub rows: usize,
+    pub samples: usize,
+}
+
+impl ChunkBuffer {
+    pub fn push(&mut self, run: Run, seq: u64, imported_at: i64) {
+        self.rows += run.measurements.len();
+        self.samples += run
+            .measurements
+            .iter()
+            .map(|m| m.samples_us.len())
+            .sum::<usize>();
+        self.runs.push(run);
+        self.seqs.push(seq);
+        self.imported_at.push(imported_at);
+    }
+
+    pub fn full(&self) -> bool {
+        self.runs.len() >= CHUNK_RUNS || self.rows >= CHUNK_ROWS || self.samples >= CHUNK_SAMPLES
+    }
+
+    /// Writes the buffered runs as one chunk into `dir` and empties the buffer.
+    pub fn flush(&mut self, dir: &Path) -> Result<()> {
+        if self.runs.is_empty() {
+            return Ok(());
+        }
+        let range = SeqRange {
+            first: self.seqs[0],
+            last: *self.seqs.last().expect("non-empty"),
+        };
+        write_parquet(
+            &dir.join(layout::chunk_name("points", range)),
+            &mut frames::points_frame(&self.runs, &self.seqs)?,
+            POINTS_ROW_GROUP,
+        )?;
+        if let Some(mut samples) = frames::samples_frame(&self.runs, &self.seqs)? {
+            write_parquet(
+                &dir.join(layout::chunk_name("samples", range)),
+                &mut samples,
+                SAMPLES_ROW_GROUP,
+            )?;
+        }
+        // The runs file goes last: it is what marks a chunk as present.
+        write_parquet(
+            &dir.join(layout::chunk_name("runs", range)),
+            &mut frames::runs_frame(&self.runs, &self.seqs, &self.imported_at)?,
+            RUNS_ROW_GROUP,
+        )?;
+        *self = ChunkBuffer::default();
+        Ok(())
+    }
+}
+
+/// An import in progress: holds the writer lock until committed or dropped. Dropping it without
+/// commit leaves only a staging directory, which the next writer removes.
+pub struct Transaction {
+    pub(super) _lock: File,
+    pub(super) root: PathBuf,
+    pub(super) staging: PathBuf,
+    pub(super) now: i64,
+    pub(super) first_seq: u64,
+    pub(super) next_seq: u64,
+    pub(super) live: Vec<Batch>,
+    /// Fingerprints of each live batch, read on the first add.
+    pub(super) fps: Option<Vec<Vec<u64>>>,
+    /// Run ids of the live batches a fingerprint hit made us read.
+    pub(super) confirmed: HashMap<usize, HashSet<String>>,
+    pub(super) seen: HashSet<String>,
+    pub(super) new_fps: Vec<u64>,
+    pub(super) buffer: ChunkBuffer,
+    pub(super) outcome: AddOutcome,
+}
+
+impl Transaction {
+    /// True when a run with this id is in a committed batch (never decided by fingerprint
+    /// alone: a hit is confirmed against the batch's `run_id` column).
+    fn stored(&mut self, run_id: &str) -> Result<bool> {
+        if self.fps.is_none() {
+            let mut all = Vec::with_capacity(self.live.len());
+            for b in &self.live {
+                // A batch whose index is missing or damaged is checked by its ids instead.
+                all.push(fingerprints::read(&b.fingerprints()).unwrap_or_else(|_| vec![]));
+            }
+            self.fps = Some(all);
+        }
+        let fp = fingerprint(run_id);
+        let fps = self.fps.as_ref().expect("loaded above");
+        let candidates: Vec<usize> = (0..self.live.len())
+            .filter(|&i| fps[i].is_empty() || fps[i].binary_search(&fp).is_ok())
+            .collect();
+        for i in candidates {
+            if !self.confirmed.contains_key(&i) {
+                let ids = batch_run_ids(&self.live[i])?;
+                self.confirmed.insert(i, ids);
+            }
+            if self.confirmed[&i].contains(run_id) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Adds the runs not stored yet; full chunks are written to the staging batch as they fill.
+    pub fn add(&mut self, runs: Vec<Run>) -> Result<()> {
+        for r in runs {
+            if self.seen.contains(&r.run_id) || self.stored(&r.run_id)? {
+                self.outcome.already_stored += 1;
+                continue;
+            }
+            self.seen.insert(r.run_id.clone());
+            self.new_fps.push(fingerprint(&r.run_id));
+            self.outcome.added_runs += 1;
+            self.outcome.added_rows += r.measurements.len();
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            self.buffer.push(r, seq, self.now);
+            if self.buffer.full() {
+                self.buffer.flush(&self.staging)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the batch visible with one rename; a batch with nothing new is discarded.
+    pub fn commit(mut self) -> Result<AddOutcome> {
+        if self.outcome.added_runs == 0 {
+            fs::remove_dir_all(&self.staging)
+                .with_context(|| format!("cannot clean {}", self.staging.display()))?;
+            return Ok(self.outcome);
+        }
+        self.buffer.flush(&self.staging)?;
+        write_synced(
+            &self.staging.join("ids.fp"),
+            &fingerprints::encode(std::mem::take(&mut self.new_fps)),
+        )?;
+        if std::env::var_os("LINKPERF_TEST_CRASH_BEFORE_COMMIT").is_some() {
+            // Test hook: die the way a killed import dies, after writing and before the commit.
+            std::process::abort();
+        }
+        let range = SeqRange {
+            first: self.first_seq,
+            last: self.next_seq - 1,
+        };
+        publish(
+            &self.root,
+            &self.staging,
+            &layout::month_of(self.now),
+            range,
+        )?;
+        Ok(self.outcome)
+    }
+}
+
+/// Renames a finished staging directory into its month partition: the commit.
+pub(super) fn publish(root: &Path, staging: &Path, month: &str, range: SeqRange) -> Result<()> {
+    let month_dir = root
+        .join(layout::DATA_DIR)
+        .join(layout::month_dir_name(month));
+    fs::create_dir_all(&month_dir)
+        .with_context(|| format!("cannot create {}", month_dir.display()))?;
+    let dest = month_dir.join(layout::batch_dir_name(range));
+    fs::rename(staging, &dest)
+        .with_context(|| format!("cannot commit batch to {}", dest.display()))?;
+    // The rename itself must survive a power cut, not only the files.
+    if let Ok(d) = File::open(&month_dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Every run id of a batch (its `run_id` columns only).
+pub(super) fn batch_run_ids(batch: &Batch) -> Result<HashSet<String>> {
+    let mut ids = HashSet::new();
+    for c in batch.chunks()? {
+        let df = read_parquet_columns(&c.runs, Some(&["run_id"]))?;
+        for id in df.column("run_id")?.str()?.iter().flatten() {
+            ids.insert(id.to_string());
+        }
+    }
+    Ok(ids)
+}
+
+pub(super) fn read_parquet_columns(path: &Path, columns: Option<&[&str]>) -> Result<DataFrame> {
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut reader = ParquetReader::new(f);
+    if let Some(cols) = columns {
+        reader = reader.with_columns(Some(cols.iter().map(|c| c.to_string()).collect()));
+    }
+    reader
+        .finish()
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{}: corrupt Parquet file", path.display()))
+}
+
+/// Writes a frame to Parquet with statistics on, and syncs it to disk before any commit.
+pub(super) fn write_parquet(path: &Path, df: &mut DataFrame, row_group: usize) -> Result<()> {
+    let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    ParquetWriter::new(&f)
+        .with_compression(ParquetCompression::Zstd(None))
+        .with_row_group_size(Some(row_group))
+        .with_statistics(polars::prelude::StatisticsOptions::full())
+        .finish(df)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    f.sync_all()
+        .with_context(|| format!("cannot sync {}", path.display()))?;
+    Ok(())
+}
+
+pub(super) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
