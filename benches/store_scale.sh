@@ -28,8 +28,10 @@ bin="$dir/linkperf" gen="$dir/examples/gen_store"
 work=$(mktemp -d "${WORK:-/var/tmp}/linkperf-store-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# A fresh 30-run file: seed 003 with its prompts naming another host, so its runs are new.
-sed 's/@localhost/@bench-new/g' fixtures/seeds/003_7da62a485175b0b8.txt > "$work/new-30-runs.txt"
+# A fresh 33-run file: seeds 000 and 003 with their prompts naming another host, so its runs
+# are new to the store.
+cat fixtures/seeds/000_8f7f2e13e9bf4848.txt fixtures/seeds/003_7da62a485175b0b8.txt |
+  sed 's/@localhost/@bench-new/g' > "$work/new-30-runs.txt"
 
 measure() { # LABEL CMD...: wall seconds and peak RSS of one command (exit 1 = gate verdict, fine)
   local label=$1; shift
@@ -38,7 +40,7 @@ measure() { # LABEL CMD...: wall seconds and peak RSS of one command (exit 1 = g
   if [ "$rc" -gt 1 ]; then
     echo "FAILED ($rc): $label"; cat "$work/err"; return 1
   fi
-  read -r secs kib < "$work/time"
+  read -r secs kib < <(tail -n 1 "$work/time")
   printf '  %-62s %7.2f s %7d MB\n' "$label" "$secs" "$((kib / 1024))"
 }
 
@@ -55,7 +57,7 @@ for mode in $modes; do
     fi
     builds=$((n / 300)); b=$((builds / 2)); rc=$(((b + 1) / 2))
     "$bin" --store "$store" store info | sed 's/^/  | /'
-    measure "import one 30-run file" "$bin" --store "$store" import "$work/new-30-runs.txt" --label build=new
+    measure "import one 33-run file" "$bin" --store "$store" import "$work/new-30-runs.txt" --label build=new
     measure "ls --where build=$b" "$bin" --store "$store" ls --where "build=$b"
     measure "compare --by platform --where test=ib_write_bw,build=$b" \
       "$bin" --store "$store" compare --by platform --where "test=ib_write_bw,build=$b"

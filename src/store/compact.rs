@@ -4,7 +4,7 @@
 //! covered batches are removed; a kill at any point leaves every run readable exactly once.
 
 use super::fingerprints;
-use super::frames::LABEL_PREFIX;
+use super::frames::{self, LABEL_PREFIX};
 use super::layout::{self, Batch, SeqRange};
 use super::write::{self, read_parquet_columns, write_parquet, write_synced};
 use super::Store;
@@ -145,14 +145,11 @@ fn merge_month(store: &Store, month: &str, batches: &[Batch]) -> Result<usize> {
     }
     written += merged.flush(&staging)?;
     let mut fps = Vec::new();
-    for b in batches {
-        match fingerprints::read(&b.fingerprints()) {
-            Ok(f) => fps.extend(f),
-            Err(_) => fps.extend(
-                write::batch_run_ids(b)?
-                    .iter()
-                    .map(|id| fingerprints::fingerprint(id)),
-            ),
+    for c in &chunks {
+        let df = read_parquet_columns(&c.runs, Some(&["run_id", frames::RUN_SEQ]))?;
+        let seqs = frames::run_seqs(&df)?;
+        for (id, seq) in df.column("run_id")?.str()?.iter().zip(seqs) {
+            fps.push((fingerprints::fingerprint(id.unwrap_or_default()), seq));
         }
     }
     write_synced(&staging.join("ids.fp"), &fingerprints::encode(fps))?;
@@ -188,6 +185,7 @@ impl Store {
             outcome.batches_merged += batches.len();
             outcome.chunks_written += merge_month(self, &month, &batches)?;
         }
+        write::rebuild_index(self.root())?;
         Ok(outcome)
     }
 }

@@ -301,8 +301,23 @@ pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
 
 /// Rebuilds measurements from a points frame, as (run_id, measurement) pairs in file order.
 pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
+    let mut out = Vec::with_capacity(df.height());
+    for_each_point(df, |id, m| {
+        out.push((id.to_string(), m));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Hands each measurement of a points frame, in file order, to `f` with its run id; nothing
+/// is collected, so a reader can move each one straight into its run.
+pub fn for_each_point(
+    df: &DataFrame,
+    mut f: impl FnMut(&str, Measurement) -> Result<()>,
+) -> Result<()> {
     let n = df.height();
-    let mut run_id = str_iter(df, "run_id")?;
+    let ids = df.column("run_id")?.str()?;
+    let mut run_id = ids.iter();
     let mut line = u32_iter(df, "line")?;
     let mut raw_text = str_iter(df, "raw_text")?;
     let mut raw_unit = str_iter(df, "raw_unit")?;
@@ -346,7 +361,6 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
         .iter()
         .map(|n| f64_iter(df, n))
         .collect::<Result<Vec<_>>>()?;
-    let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let mut v = floats.iter_mut().map(|it| it.next().flatten());
         let mut next = || v.next().flatten();
@@ -390,9 +404,9 @@ pub fn points_from_frame(df: &DataFrame) -> Result<Vec<(String, Measurement)>> {
             extra: parse_json(extra.next().flatten())?,
             samples_us: Vec::new(),
         };
-        out.push((run_id.next().flatten().unwrap_or_default(), m));
+        f(run_id.next().flatten().unwrap_or_default(), m)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Per-iteration latency samples, one frame row per sample: (`run_id`, `point` = index of the

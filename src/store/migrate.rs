@@ -103,7 +103,11 @@ pub fn migrate(root: &Path) -> Result<MigrateOutcome> {
     }
     let _lock = lock_file(root)?;
     // Leftovers of a migration that died before the switch are not part of the store.
-    for leftover in [root.join("tmp"), root.join(layout::DATA_DIR)] {
+    for leftover in [
+        root.join("tmp"),
+        root.join(layout::DATA_DIR),
+        root.join(fingerprints::INDEX_DIR),
+    ] {
         if leftover.exists() {
             fs::remove_dir_all(&leftover)
                 .with_context(|| format!("cannot clean {}", leftover.display()))?;
@@ -123,7 +127,7 @@ pub fn migrate(root: &Path) -> Result<MigrateOutcome> {
         let mut buffer = ChunkBuffer::default();
         let mut fps = Vec::new();
         for (run, imported_at) in runs {
-            fps.push(fingerprints::fingerprint(&run.run_id));
+            fps.push((fingerprints::fingerprint(&run.run_id), next_seq));
             buffer.push(run, next_seq, imported_at);
             next_seq += 1;
             if buffer.full() {
@@ -140,6 +144,7 @@ pub fn migrate(root: &Path) -> Result<MigrateOutcome> {
         write::publish(root, &staging, &month, range)?;
         outcome.batches += 1;
     }
+    write::rebuild_index(root)?;
     write_marker(root, SCHEMA_VERSION)?;
     fs::remove_dir_all(root.join("batches")).ok();
     Ok(outcome)

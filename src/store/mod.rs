@@ -7,7 +7,8 @@
 //! STORE/data/month=YYYY-MM/batch=L-H/runs-L-H.parquet     one row per run
 //!                                   /points-L-H.parquet   one row per measurement
 //!                                   /samples-L-H.parquet  per-iteration latency samples
-//!                                   /ids.fp               run-id fingerprints (dedupe index)
+//!                                   /ids.fp               run-id fingerprints of the batch
+//! STORE/index/fp-S.idx         fingerprints of every run up to run_seq S (dedupe index)
 //! STORE/tmp/                   batches being written
 //! ```
 //! Every run gets a store-wide sequence number `run_seq`; `L-H` is the first and last one a
@@ -98,6 +99,13 @@ impl Store {
                     .with_context(|| format!("cannot clean {}", leftover.display()))?;
             }
         }
+        if let Ok(entries) = fs::read_dir(self.root.join(fingerprints::INDEX_DIR)) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().ends_with(".tmp") {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
         let (_, dead) = layout::partition_live(layout::all_batches(&self.root)?);
         for b in dead {
             fs::remove_dir_all(&b.dir)
@@ -131,8 +139,9 @@ impl Store {
             now,
             first_seq,
             next_seq: first_seq,
+            index: fingerprints::Index::open(&self.root),
             live,
-            fps: None,
+            recent: None,
             confirmed: HashMap::new(),
             seen: HashSet::new(),
             new_fps: Vec::new(),

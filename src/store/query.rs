@@ -97,17 +97,25 @@ impl Snapshot {
             .map(|(i, r)| (r.run_id.clone(), i))
             .collect();
         let wanted = |c: &&Chunk| c.range.contains_any(&sorted);
-        let point_files: Vec<_> = self
-            .chunks
-            .iter()
-            .filter(wanted)
-            .map(|c| c.points.clone())
-            .collect();
-        let points = scan_selected(&point_files, &sorted)?;
-        for (id, m) in frames::points_from_frame(&points)? {
-            if let Some(&i) = index.get(&id) {
-                runs[i].measurements.push(m);
+        // One chunk file at a time: the frame in memory is one file's selected rows, and each
+        // measurement moves straight into its run.
+        for c in self.chunks.iter().filter(wanted) {
+            let points = scan_selected(std::slice::from_ref(&c.points), &sorted)?;
+            let mut counts = vec![0usize; runs.len()];
+            for id in points.column("run_id")?.str()?.iter().flatten() {
+                if let Some(&i) = index.get(id) {
+                    counts[i] += 1;
+                }
             }
+            for (r, n) in runs.iter_mut().zip(counts) {
+                r.measurements.reserve_exact(n);
+            }
+            frames::for_each_point(&points, |id, m| {
+                if let Some(&i) = index.get(id) {
+                    runs[i].measurements.push(m);
+                }
+                Ok(())
+            })?;
         }
         let sample_files: Vec<_> = self
             .chunks

@@ -1,6 +1,6 @@
 //! Adding runs: one import is one batch, staged under `tmp/` and made visible by one rename.
 
-use super::fingerprints::{self, fingerprint};
+use super::fingerprints::{self, fingerprint, Index};
 use super::frames;
 use super::layout::{self, Batch, SeqRange};
 use crate::model::Run;
@@ -98,32 +98,50 @@ pub struct Transaction {
     pub(super) first_seq: u64,
     pub(super) next_seq: u64,
     pub(super) live: Vec<Batch>,
-    /// Fingerprints of each live batch, read on the first add.
-    pub(super) fps: Option<Vec<Vec<u64>>>,
-    /// Run ids of the live batches a fingerprint hit made us read.
+    pub(super) index: Option<Index>,
+    /// Entries of the live batches newer than the index (`None`: unreadable, check by ids),
+    /// read on the first add.
+    pub(super) recent: Option<Vec<(usize, Option<Vec<(u64, u64)>>)>>,
+    /// Run ids of the recent batches a fingerprint hit made us read.
     pub(super) confirmed: HashMap<usize, HashSet<String>>,
     pub(super) seen: HashSet<String>,
-    pub(super) new_fps: Vec<u64>,
+    pub(super) new_fps: Vec<(u64, u64)>,
     pub(super) buffer: ChunkBuffer,
     pub(super) outcome: AddOutcome,
 }
 
+/// Live batches not covered by `index`.
+fn newer_than_index(live: &[Batch], index: Option<&Index>) -> Vec<usize> {
+    let covers = index.map_or(0, |i| i.covers);
+    (0..live.len())
+        .filter(|&i| live[i].range.last > covers)
+        .collect()
+}
+
 impl Transaction {
     /// True when a run with this id is in a committed batch (never decided by fingerprint
-    /// alone: a hit is confirmed against the batch's `run_id` column).
+    /// alone: a hit is confirmed against the stored `run_id`).
     fn stored(&mut self, run_id: &str) -> Result<bool> {
-        if self.fps.is_none() {
-            let mut all = Vec::with_capacity(self.live.len());
-            for b in &self.live {
-                // A batch whose index is missing or damaged is checked by its ids instead.
-                all.push(fingerprints::read(&b.fingerprints()).unwrap_or_else(|_| vec![]));
-            }
-            self.fps = Some(all);
-        }
         let fp = fingerprint(run_id);
-        let fps = self.fps.as_ref().expect("loaded above");
-        let candidates: Vec<usize> = (0..self.live.len())
-            .filter(|&i| fps[i].is_empty() || fps[i].binary_search(&fp).is_ok())
+        if self.recent.is_none() {
+            let newer = newer_than_index(&self.live, self.index.as_ref());
+            self.recent = Some(
+                newer
+                    .into_iter()
+                    .map(|i| (i, fingerprints::read(&self.live[i].fingerprints()).ok()))
+                    .collect(),
+            );
+        }
+        let candidates: Vec<usize> = self
+            .recent
+            .as_ref()
+            .expect("read above")
+            .iter()
+            .filter(|(_, e)| {
+                e.as_ref()
+                    .is_none_or(|e| fingerprints::lookup(e, fp).next().is_some())
+            })
+            .map(|(i, _)| *i)
             .collect();
         for i in candidates {
             if !self.confirmed.contains_key(&i) {
@@ -132,6 +150,13 @@ impl Transaction {
             }
             if self.confirmed[&i].contains(run_id) {
                 return Ok(true);
+            }
+        }
+        if let Some(index) = &self.index {
+            for seq in index.lookup(fp)? {
+                if run_id_at(&self.live, seq)?.as_deref() == Some(run_id) {
+                    return Ok(true);
+                }
             }
         }
         Ok(false)
@@ -145,11 +170,11 @@ impl Transaction {
                 continue;
             }
             self.seen.insert(r.run_id.clone());
-            self.new_fps.push(fingerprint(&r.run_id));
-            self.outcome.added_runs += 1;
-            self.outcome.added_rows += r.measurements.len();
             let seq = self.next_seq;
             self.next_seq += 1;
+            self.new_fps.push((fingerprint(&r.run_id), seq));
+            self.outcome.added_runs += 1;
+            self.outcome.added_rows += r.measurements.len();
             self.buffer.push(r, seq, self.now);
             if self.buffer.full() {
                 self.buffer.flush(&self.staging)?;
@@ -184,8 +209,68 @@ impl Transaction {
             &layout::month_of(self.now),
             range,
         )?;
+        // Still under the lock: fold the newer batches into the index once there are many.
+        if newer_than_index(&self.live, self.index.as_ref()).len() + 1
+            >= fingerprints::REBUILD_AFTER
+        {
+            rebuild_index(&self.root)?;
+        }
         Ok(self.outcome)
     }
+}
+
+/// Rewrites the run-id index to cover every live batch (under the writer lock). A batch whose
+/// `ids.fp` is unreadable gets its entries from its runs files.
+pub(super) fn rebuild_index(root: &Path) -> Result<()> {
+    let live = layout::live_batches(root)?;
+    let index = Index::open(root);
+    let mut entries = match &index {
+        Some(i) => i.read_all()?,
+        None => Vec::new(),
+    };
+    for i in newer_than_index(&live, index.as_ref()) {
+        let b = &live[i];
+        match fingerprints::read(&b.fingerprints()) {
+            Ok(e) => entries.extend(e),
+            Err(_) => {
+                for c in b.chunks()? {
+                    let df = read_parquet_columns(&c.runs, Some(&["run_id", frames::RUN_SEQ]))?;
+                    let seqs = frames::run_seqs(&df)?;
+                    for (id, seq) in df.column("run_id")?.str()?.iter().zip(seqs) {
+                        entries.push((fingerprint(id.unwrap_or_default()), seq));
+                    }
+                }
+            }
+        }
+    }
+    // A batch straddling the old coverage (a compaction died before rebuilding) repeats
+    // entries; they are the same (fingerprint, run_seq) pairs.
+    entries.sort_unstable();
+    entries.dedup();
+    let covers = live.iter().map(|b| b.range.last).max().unwrap_or(0);
+    fingerprints::write_index(root, entries, covers)
+}
+
+/// The `run_id` stored under `seq`, read from the one chunk whose range holds it.
+fn run_id_at(live: &[Batch], seq: u64) -> Result<Option<String>> {
+    use polars::prelude::{col, lit};
+    for b in live
+        .iter()
+        .filter(|b| b.range.first <= seq && seq <= b.range.last)
+    {
+        for c in b.chunks()? {
+            if c.range.first <= seq && seq <= c.range.last {
+                let df = super::query::scan(std::slice::from_ref(&c.runs), None)?
+                    .filter(col(frames::RUN_SEQ).eq(lit(seq)))
+                    .select([col("run_id")])
+                    .collect()?;
+                if let Some(id) = df.column("run_id")?.str()?.get(0) {
+                    return Ok(Some(id.to_string()));
+                }
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Renames a finished staging directory into its month partition: the commit.
