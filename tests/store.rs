@@ -21,6 +21,21 @@ fn export_lines(store: &Path, filters: &[&str]) -> Vec<String> {
     lines
 }
 
+/// The export with each row's `source` left out: a block that two files share word for word
+/// (a transcript's unprompted head) is one run, stored from whichever file came first.
+fn export_without_source(store: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = export_lines(store, &[])
+        .iter()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("source");
+            v.to_string()
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
 /// The number of stored runs (`store info`, from the Parquet footers).
 fn stored_runs(store: &Path) -> usize {
     let info: serde_json::Value =
@@ -304,7 +319,7 @@ fn kill_9_during_import_and_compact_never_loses_or_doubles_a_run() {
     let mut args = vec!["import"];
     args.extend(all.iter().chain(&later).map(String::as_str));
     ok(&linkperf(&reference, &args));
-    let expected = export_lines(&reference, &[]);
+    let expected = export_without_source(&reference);
 
     let store = tmp.path().join("store");
     // 24 imports killed at random points, each a few files, while earlier ones may have
@@ -345,6 +360,6 @@ fn kill_9_during_import_and_compact_never_loses_or_doubles_a_run() {
     // Re-importing everything stores nothing new, and the store equals the reference.
     ok(&linkperf(&store, &args));
     ok(&linkperf(&store, &["store", "compact"]));
-    assert_eq!(export_lines(&store, &[]), expected);
+    assert_eq!(export_without_source(&store), expected);
     assert_eq!(stored_runs(&store), stored_runs(&reference));
 }

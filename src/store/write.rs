@@ -99,9 +99,8 @@ pub struct Transaction {
     pub(super) next_seq: u64,
     pub(super) live: Vec<Batch>,
     pub(super) index: Option<Index>,
-    /// Entries of the live batches newer than the index (`None`: unreadable, check by ids),
-    /// read on the first add.
-    pub(super) recent: Option<Vec<(usize, Option<Vec<(u64, u64)>>)>>,
+    /// Entries of the live batches newer than the index, read on the first add.
+    pub(super) recent: Option<Vec<RecentBatch>>,
     /// Run ids of the recent batches a fingerprint hit made us read.
     pub(super) confirmed: HashMap<usize, HashSet<String>>,
     pub(super) seen: HashSet<String>,
@@ -109,6 +108,10 @@ pub struct Transaction {
     pub(super) buffer: ChunkBuffer,
     pub(super) outcome: AddOutcome,
 }
+
+/// A live batch newer than the index: its position in `live` and its (fingerprint, run_seq)
+/// entries (`None` when its `ids.fp` is unreadable: then its ids are read on every check).
+pub(super) type RecentBatch = (usize, Option<Vec<(u64, u64)>>);
 
 /// Live batches not covered by `index`.
 fn newer_than_index(live: &[Batch], index: Option<&Index>) -> Vec<usize> {
