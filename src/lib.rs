@@ -7,6 +7,7 @@
 
 pub mod changepoint;
 pub mod cli;
+pub mod columns;
 pub mod commands;
 pub mod compare;
 pub mod config;

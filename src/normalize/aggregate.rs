@@ -1,10 +1,11 @@
-//! Aggregation of repeated runs of the same point with polars: group by (group, key) and take
+//! Aggregation of repeated runs of the same point with a polars lazy group-by: group by
+//! (group, key) and take
 //! n, median, mean, min, max and standard deviation of the value; the coefficient of variation
 //! is stddev / mean. The individual runs stay reachable through `run_ids` and `sources`.
 
 use super::points::{Point, PointKey};
 use anyhow::Result;
-use polars::prelude::{Column, DataFrame};
+use polars::prelude::{col, Column, DataFrame, DataType, IntoLazy};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -30,14 +31,12 @@ pub struct Aggregate {
     pub values: Vec<f64>,
 }
 
-fn column_f64(df: &DataFrame) -> Result<Vec<f64>> {
-    let c = df.columns().last().expect("aggregate has a value column");
-    let c = c.cast(&polars::prelude::DataType::Float64)?;
+fn column_f64(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    let c = df.column(name)?.cast(&DataType::Float64)?;
     Ok(c.f64()?.iter().map(|v| v.unwrap_or(0.0)).collect())
 }
 
 /// Aggregates points per (group, key), sorted by key then group.
-#[allow(deprecated)] // polars' eager group-by aggregations: the lazy API is not compiled in.
 pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
     if points.is_empty() {
         return Ok(Vec::new());
@@ -68,20 +67,32 @@ pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
             ),
         ],
     )?;
-    let stats = df.group_by(["gid"])?.select(["value"]);
-    let median = stats.clone().median()?;
-    let ids_out: Vec<u32> = median
+    // One lazy group-by computes every statistic in a single pass over the groups.
+    let v = || col("value");
+    let stats = df
+        .lazy()
+        .group_by([col("gid")])
+        .agg([
+            v().median().alias("median"),
+            v().mean().alias("mean"),
+            v().min().alias("min"),
+            v().max().alias("max"),
+            v().std(1).alias("std"),
+            v().count().alias("n"),
+        ])
+        .collect()?;
+    let ids_out: Vec<u32> = stats
         .column("gid")?
         .u32()?
         .iter()
         .map(|v| v.unwrap_or(0))
         .collect();
-    let med = column_f64(&median)?;
-    let mean = column_f64(&stats.clone().mean()?)?;
-    let min = column_f64(&stats.clone().min()?)?;
-    let max = column_f64(&stats.clone().max()?)?;
-    let std = column_f64(&stats.clone().std(1)?)?;
-    let count = column_f64(&stats.count()?)?;
+    let med = column_f64(&stats, "median")?;
+    let mean = column_f64(&stats, "mean")?;
+    let min = column_f64(&stats, "min")?;
+    let max = column_f64(&stats, "max")?;
+    let std = column_f64(&stats, "std")?;
+    let count = column_f64(&stats, "n")?;
     let mut out = Vec::with_capacity(ids_out.len());
     for (row, id) in ids_out.into_iter().enumerate() {
         let group_points = &members[id as usize];

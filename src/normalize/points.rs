@@ -49,25 +49,14 @@ pub fn direction(metric: &str) -> Result<Direction> {
     }
 }
 
-/// Reads a metric from a measurement.
+/// Reads a metric from a measurement (the float columns by their table, `retransmits` as a
+/// count).
 pub fn value(m: &Measurement, metric: &str) -> Option<f64> {
-    match metric {
-        "bw_avg_gbps" => m.bw_avg_gbps,
-        "bw_peak_gbps" => m.bw_peak_gbps,
-        "msg_rate_mpps" => m.msg_rate_mpps,
-        "tps" => m.tps,
-        "lat_typical_us" => m.lat_typical_us,
-        "lat_avg_us" => m.lat_avg_us,
-        "lat_min_us" => m.lat_min_us,
-        "lat_max_us" => m.lat_max_us,
-        "lat_p99_us" => m.lat_p99_us,
-        "lat_p999_us" => m.lat_p999_us,
-        "lat_stdev_us" => m.lat_stdev_us,
-        "retransmits" => m.retransmits.map(|v| v as f64),
-        "jitter_ms" => m.jitter_ms,
-        "loss_pct" => m.loss_pct,
-        _ => None,
+    if metric == "retransmits" {
+        return m.retransmits.map(|v| v as f64);
     }
+    METRICS.iter().find(|(name, _)| *name == metric)?;
+    (crate::columns::float_column(metric)?.get)(m)
 }
 
 /// The headline metric of a row when none is asked for: bandwidth for bandwidth tests, the

@@ -2,6 +2,7 @@
 //! run, one row per measurement) and back. Maps and lists (flags, facts, labels, notes) are
 //! stored as JSON text so the Parquet files stay readable by any engine (DuckDB, Spark, pandas).
 
+use crate::columns::FLOAT_COLUMNS;
 use crate::model::{CommandLine, Measurement, Role, Run, RunStatus};
 use anyhow::{Context, Result};
 use polars::prelude::{Column, DataFrame};
@@ -84,13 +85,7 @@ pub fn points_frame(runs: &[Run], seqs: &[u64]) -> Result<DataFrame> {
         .zip(seqs)
         .flat_map(|(r, &s)| std::iter::repeat_n(s, r.measurements.len()))
         .collect();
-    let f = |name: &str, get: &dyn Fn(&Measurement) -> Option<f64>| {
-        Column::new(
-            name.into(),
-            points.iter().map(|(_, m)| get(m)).collect::<Vec<_>>(),
-        )
-    };
-    let columns = vec![
+    let mut columns = vec![
         Column::new(RUN_SEQ.into(), point_seqs),
         Column::new(
             "run_id".into(),
@@ -125,43 +120,24 @@ pub fn points_frame(runs: &[Run], seqs: &[u64]) -> Result<DataFrame> {
             "iterations".into(),
             points.iter().map(|(_, m)| m.iterations).collect::<Vec<_>>(),
         ),
-        f("bw_peak_gbps", &|m| m.bw_peak_gbps),
-        f("bw_avg_gbps", &|m| m.bw_avg_gbps),
-        f("msg_rate_mpps", &|m| m.msg_rate_mpps),
-        f("lat_min_us", &|m| m.lat_min_us),
-        f("lat_max_us", &|m| m.lat_max_us),
-        f("lat_typical_us", &|m| m.lat_typical_us),
-        f("lat_avg_us", &|m| m.lat_avg_us),
-        f("lat_stdev_us", &|m| m.lat_stdev_us),
-        f("lat_p99_us", &|m| m.lat_p99_us),
-        f("lat_p999_us", &|m| m.lat_p999_us),
-        f("tps", &|m| m.tps),
-        f("cpu_util_pct", &|m| m.cpu_util_pct),
-        f("bw_port1_gbps", &|m| m.bw_port1_gbps),
-        f("msg_rate_port1_mpps", &|m| m.msg_rate_port1_mpps),
-        f("bw_port2_gbps", &|m| m.bw_port2_gbps),
-        f("msg_rate_port2_mpps", &|m| m.msg_rate_port2_mpps),
         Column::new(
             "sl".into(),
             points.iter().map(|(_, m)| m.sl).collect::<Vec<_>>(),
         ),
-        f("interval_start_s", &|m| m.interval_start_s),
-        f("interval_end_s", &|m| m.interval_end_s),
         Column::new(
             "stream".into(),
             points
                 .iter()
-                .map(|(_, m)| m.stream.clone())
+                .map(|(_, m)| m.stream.as_deref())
                 .collect::<Vec<_>>(),
         ),
         Column::new(
             "row_kind".into(),
             points
                 .iter()
-                .map(|(_, m)| m.row_kind.clone())
+                .map(|(_, m)| m.row_kind.as_deref())
                 .collect::<Vec<_>>(),
         ),
-        f("transfer_bytes", &|m| m.transfer_bytes),
         Column::new(
             "retransmits".into(),
             points
@@ -169,9 +145,6 @@ pub fn points_frame(runs: &[Run], seqs: &[u64]) -> Result<DataFrame> {
                 .map(|(_, m)| m.retransmits)
                 .collect::<Vec<_>>(),
         ),
-        f("cwnd_bytes", &|m| m.cwnd_bytes),
-        f("rtt_us", &|m| m.rtt_us),
-        f("jitter_ms", &|m| m.jitter_ms),
         Column::new(
             "lost".into(),
             points.iter().map(|(_, m)| m.lost).collect::<Vec<_>>(),
@@ -180,17 +153,20 @@ pub fn points_frame(runs: &[Run], seqs: &[u64]) -> Result<DataFrame> {
             "total".into(),
             points.iter().map(|(_, m)| m.total).collect::<Vec<_>>(),
         ),
-        f("loss_pct", &|m| m.loss_pct),
-        f("cpu_local_pct", &|m| m.cpu_local_pct),
-        f("cpu_remote_pct", &|m| m.cpu_remote_pct),
-        Column::new(
-            "extra".into(),
-            points
-                .iter()
-                .map(|(_, m)| json(&m.extra))
-                .collect::<Vec<_>>(),
-        ),
     ];
+    for c in FLOAT_COLUMNS {
+        columns.push(Column::new(
+            c.name.into(),
+            points.iter().map(|(_, m)| (c.get)(m)).collect::<Vec<_>>(),
+        ));
+    }
+    columns.push(Column::new(
+        "extra".into(),
+        points
+            .iter()
+            .map(|(_, m)| json(&m.extra))
+            .collect::<Vec<_>>(),
+    ));
     Ok(DataFrame::new(points.len(), columns)?)
 }
 
@@ -330,80 +306,29 @@ pub fn for_each_point(
     let mut lost = u64_iter(df, "lost")?;
     let mut total = u64_iter(df, "total")?;
     let mut extra = str_iter(df, "extra")?;
-    let names = [
-        "bw_peak_gbps",
-        "bw_avg_gbps",
-        "msg_rate_mpps",
-        "lat_min_us",
-        "lat_max_us",
-        "lat_typical_us",
-        "lat_avg_us",
-        "lat_stdev_us",
-        "lat_p99_us",
-        "lat_p999_us",
-        "tps",
-        "cpu_util_pct",
-        "bw_port1_gbps",
-        "msg_rate_port1_mpps",
-        "bw_port2_gbps",
-        "msg_rate_port2_mpps",
-        "interval_start_s",
-        "interval_end_s",
-        "transfer_bytes",
-        "cwnd_bytes",
-        "rtt_us",
-        "jitter_ms",
-        "loss_pct",
-        "cpu_local_pct",
-        "cpu_remote_pct",
-    ];
-    let mut floats = names
+    let mut floats = FLOAT_COLUMNS
         .iter()
-        .map(|n| f64_iter(df, n))
+        .map(|c| Ok((c.set, f64_iter(df, c.name)?)))
         .collect::<Result<Vec<_>>>()?;
     for _ in 0..n {
-        let mut v = floats.iter_mut().map(|it| it.next().flatten());
-        let mut next = || v.next().flatten();
-        let m = Measurement {
+        let mut m = Measurement {
             line: line.next().flatten().unwrap_or(0),
             raw_text: raw_text.next().flatten().unwrap_or_default(),
             raw_unit: raw_unit.next().flatten().unwrap_or_default(),
             msg_size_bytes: size.next().flatten(),
             iterations: iters.next().flatten(),
-            bw_peak_gbps: next(),
-            bw_avg_gbps: next(),
-            msg_rate_mpps: next(),
-            lat_min_us: next(),
-            lat_max_us: next(),
-            lat_typical_us: next(),
-            lat_avg_us: next(),
-            lat_stdev_us: next(),
-            lat_p99_us: next(),
-            lat_p999_us: next(),
-            tps: next(),
-            cpu_util_pct: next(),
-            bw_port1_gbps: next(),
-            msg_rate_port1_mpps: next(),
-            bw_port2_gbps: next(),
-            msg_rate_port2_mpps: next(),
             sl: sl.next().flatten(),
-            interval_start_s: next(),
-            interval_end_s: next(),
             stream: stream.next().flatten(),
             row_kind: row_kind.next().flatten(),
-            transfer_bytes: next(),
             retransmits: retransmits.next().flatten(),
-            cwnd_bytes: next(),
-            rtt_us: next(),
-            jitter_ms: next(),
             lost: lost.next().flatten(),
             total: total.next().flatten(),
-            loss_pct: next(),
-            cpu_local_pct: next(),
-            cpu_remote_pct: next(),
             extra: parse_json(extra.next().flatten())?,
-            samples_us: Vec::new(),
+            ..Measurement::default()
         };
+        for (set, values) in &mut floats {
+            set(&mut m, values.next().flatten());
+        }
         f(run_id.next().flatten().unwrap_or_default(), m)?;
     }
     Ok(())
