@@ -155,20 +155,39 @@ pub fn all_batches(root: &Path) -> Result<Vec<Batch>> {
     Ok(out)
 }
 
-/// Splits batches into (live, superseded).
-pub fn partition_live(batches: Vec<Batch>) -> (Vec<Batch>, Vec<Batch>) {
+/// Splits batches into (live, superseded). One sweep per month in (first ascending, last
+/// descending) order: a batch is inside an earlier one exactly when some earlier batch reaches
+/// at least as far, so this stays O(n log n) for stores of many thousand batches.
+pub fn partition_live(mut batches: Vec<Batch>) -> (Vec<Batch>, Vec<Batch>) {
+    batches.sort_by(|a, b| {
+        (&a.month, a.range.first, std::cmp::Reverse(a.range.last)).cmp(&(
+            &b.month,
+            b.range.first,
+            std::cmp::Reverse(b.range.last),
+        ))
+    });
     let (mut live, mut dead) = (Vec::new(), Vec::new());
-    for b in &batches {
-        let covered = batches
-            .iter()
-            .any(|o| o.month == b.month && b.range.strictly_inside(o.range));
+    let mut reach: Option<(String, SeqRange)> = None;
+    for b in batches {
+        let covered = match &reach {
+            Some((month, r)) => *month == b.month && b.range.strictly_inside(*r),
+            None => false,
+        };
         if covered {
-            dead.push(b.clone());
-        } else {
-            live.push(b.clone());
+            dead.push(b);
+            continue;
         }
+        let extends = match &reach {
+            Some((month, r)) => *month != b.month || b.range.last > r.last,
+            None => true,
+        };
+        if extends {
+            reach = Some((b.month.clone(), b.range));
+        }
+        live.push(b);
     }
     live.sort_by_key(|b| b.range);
+    dead.sort_by_key(|b| b.range);
     (live, dead)
 }
 
@@ -214,15 +233,17 @@ mod tests {
             b("2026-11", 1, 10),
             b("2026-11", 11, 20),
             b("2026-11", 1, 20),
+            b("2026-11", 5, 8),
             b("2026-12", 21, 30),
+            b("2026-12", 2, 4),
         ]);
         let r = |v: &[Batch]| {
             v.iter()
                 .map(|b| (b.range.first, b.range.last))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(r(&live), vec![(1, 20), (21, 30)]);
-        assert_eq!(r(&dead), vec![(1, 10), (11, 20)]);
+        assert_eq!(r(&live), vec![(1, 20), (2, 4), (21, 30)]);
+        assert_eq!(r(&dead), vec![(1, 10), (5, 8), (11, 20)]);
         assert_eq!(
             SeqRange::parse("000000000001-000000000020"),
             Some(SeqRange { first: 1, last: 20 })
