@@ -15,8 +15,6 @@ use std::path::Path;
 /// project rule might relabel) are read.
 pub fn load(store_dir: &Path, config: &Config, filters: &[String]) -> Result<Vec<(Run, Platform)>> {
     let store = Store::open(store_dir, false)?;
-    let snapshot = store.snapshot()?;
-    let labels = snapshot.label_keys();
     // Keys a project rule sets, and those resolution derives, can hold for runs without the label.
     let config_keys: BTreeSet<&str> = config
         .rules
@@ -25,17 +23,18 @@ pub fn load(store_dir: &Path, config: &Config, filters: &[String]) -> Result<Vec
         .collect();
     let derived =
         |k: &str| platform::PLATFORM_KEYS.contains(&k) || k == "mtu" || config_keys.contains(k);
-    let mut keys: Vec<&str> = labels
-        .iter()
-        .map(String::as_str)
-        .chain(config_keys.iter().copied())
-        .collect();
-    keys.sort();
-    keys.dedup();
-    let filter = Filter::parse_known(filters, &keys)?;
-    let predicate = filter.pushdown(&labels, &derived);
-    let mut runs = snapshot.read(predicate)?;
-    crate::store::sort_runs(&mut runs);
+    let (runs, filter) = store.select_with(|snapshot| {
+        let labels = snapshot.label_keys();
+        let mut keys: Vec<&str> = labels
+            .iter()
+            .map(String::as_str)
+            .chain(config_keys.iter().copied())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let filter = Filter::parse_known(filters, &keys)?;
+        Ok((filter.pushdown(&labels, &derived), filter))
+    })?;
     Ok(runs
         .into_iter()
         .map(|r| {

@@ -4,12 +4,12 @@
 //! covered batches are removed; a kill at any point leaves every run readable exactly once.
 
 use super::fingerprints;
-use super::frames::{self, LABEL_PREFIX};
+use super::frames::LABEL_PREFIX;
 use super::layout::{self, Batch, SeqRange};
 use super::write::{self, read_parquet_columns, write_parquet, write_synced};
 use super::Store;
 use anyhow::{Context, Result};
-use polars::prelude::{Column, DataFrame, DataType, PlSmallStr, SerReader};
+use polars::prelude::{Column, DataFrame, DataType, PlSmallStr};
 use std::collections::BTreeSet;
 use std::fs;
 
@@ -96,20 +96,12 @@ fn merge_month(store: &Store, month: &str, batches: &[Batch]) -> Result<usize> {
         chunks.extend(b.chunks()?);
     }
     // The union of the runs columns: the fixed ones in file order, then every label, sorted.
-    let mut fixed: Vec<(PlSmallStr, DataType)> = Vec::new();
-    let mut labels: BTreeSet<PlSmallStr> = BTreeSet::new();
-    for c in &chunks {
-        let f =
-            fs::File::open(&c.runs).with_context(|| format!("cannot open {}", c.runs.display()))?;
-        let schema = polars::prelude::ParquetReader::new(f).schema()?;
-        for (name, field) in schema.iter() {
-            if name.starts_with(LABEL_PREFIX) {
-                labels.insert(name.clone());
-            } else if !fixed.iter().any(|(n, _)| n == name) {
-                fixed.push((name.clone(), DataType::from_arrow_field(field)));
-            }
-        }
-    }
+    let union = super::query::runs_schema(&chunks)?;
+    let (labels, fixed): (Vec<_>, Vec<_>) = union
+        .iter()
+        .map(|(n, d)| (n.clone(), d.clone()))
+        .partition(|(n, _)| n.starts_with(LABEL_PREFIX));
+    let labels: BTreeSet<PlSmallStr> = labels.into_iter().map(|(n, _)| n).collect();
     let columns: Vec<(PlSmallStr, DataType)> = fixed
         .into_iter()
         .chain(labels.into_iter().map(|l| (l, DataType::String)))
@@ -146,11 +138,7 @@ fn merge_month(store: &Store, month: &str, batches: &[Batch]) -> Result<usize> {
     written += merged.flush(&staging)?;
     let mut fps = Vec::new();
     for c in &chunks {
-        let df = read_parquet_columns(&c.runs, Some(&["run_id", frames::RUN_SEQ]))?;
-        let seqs = frames::run_seqs(&df)?;
-        for (id, seq) in df.column("run_id")?.str()?.iter().zip(seqs) {
-            fps.push((fingerprints::fingerprint(id.unwrap_or_default()), seq));
-        }
+        fps.extend(write::chunk_entries(&c.runs)?);
     }
     write_synced(&staging.join("ids.fp"), &fingerprints::encode(fps))?;
     let range = SeqRange {

@@ -62,7 +62,10 @@ impl Store {
             }
         }
         info.partitions.sort();
-        info.labels = self.snapshot()?.label_keys().into_iter().collect();
+        info.labels = super::query::Snapshot::take(self.root())?
+            .label_keys()
+            .into_iter()
+            .collect();
         Ok(info)
     }
 }

@@ -157,34 +157,41 @@ impl Store {
         tx.commit()
     }
 
-    /// What is stored now (readers take no lock: they see whole batches or none).
-    pub fn snapshot(&self) -> Result<query::Snapshot> {
-        // A compaction may remove a superseded batch between listing and reading; listing
-        // again then sees the merged batch that replaced it.
+    /// Reads the runs a plan selects, with their measurements and samples, sorted by source
+    /// and line. `plan` sees what is stored (its label columns) and returns the predicate to
+    /// push down plus whatever the caller keeps from planning. Readers take no lock: a
+    /// compaction may remove a superseded batch between listing and reading, and listing again
+    /// then sees the merged batch that replaced it.
+    pub fn select_with<T>(
+        &self,
+        plan: impl Fn(&query::Snapshot) -> Result<(Option<polars::prelude::Expr>, T)>,
+    ) -> Result<(Vec<Run>, T)> {
         let mut tries = 0;
         loop {
-            match query::Snapshot::take(&self.root) {
-                Ok(s) => return Ok(s),
+            let snapshot = match query::Snapshot::take(&self.root) {
+                Ok(s) => s,
+                Err(_) if tries < 3 => {
+                    tries += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            // A planning error (an unknown `--where` key) is the user's, not a race: no retry.
+            let (predicate, kept) = plan(&snapshot)?;
+            match snapshot.read(predicate) {
+                Ok(mut runs) => {
+                    sort_runs(&mut runs);
+                    return Ok((runs, kept));
+                }
                 Err(_) if tries < 3 => tries += 1,
                 Err(e) => return Err(e),
             }
         }
     }
 
-    /// Reads the runs for which `predicate` may hold (every run for `None`), with their
-    /// measurements and samples, sorted by source and line.
+    /// Reads the runs for which `predicate` may hold (every run for `None`).
     pub fn select(&self, predicate: Option<polars::prelude::Expr>) -> Result<Vec<Run>> {
-        let mut tries = 0;
-        let mut runs = loop {
-            let attempt = self.snapshot().and_then(|s| s.read(predicate.clone()));
-            match attempt {
-                Ok(runs) => break runs,
-                Err(_) if tries < 3 => tries += 1,
-                Err(e) => return Err(e),
-            }
-        };
-        sort_runs(&mut runs);
-        Ok(runs)
+        Ok(self.select_with(|_| Ok((predicate.clone(), ())))?.0)
     }
 
     /// Reads every stored run with its measurements, sorted by source and line.

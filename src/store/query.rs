@@ -131,6 +131,25 @@ impl Snapshot {
     }
 }
 
+/// The union of the runs files' schemas, from their footers: the columns of the first file in
+/// order, then the `label:*` columns other files add.
+pub(super) fn runs_schema(chunks: &[Chunk]) -> Result<Schema> {
+    let mut schema = Schema::default();
+    for c in chunks {
+        let f = File::open(&c.runs).with_context(|| format!("cannot open {}", c.runs.display()))?;
+        let arrow = ParquetReader::new(f)
+            .schema()
+            .map_err(anyhow::Error::from)
+            .with_context(|| format!("{}: corrupt Parquet file", c.runs.display()))?;
+        for (name, field) in arrow.iter() {
+            if schema.get(name).is_none() {
+                schema.with_column(name.clone(), DataType::from_arrow_field(field));
+            }
+        }
+    }
+    Ok(schema)
+}
+
 /// A lazy scan of Parquet files (hive columns off: linkperf reads its own names).
 pub(super) fn scan(files: &[std::path::PathBuf], schema: Option<Schema>) -> Result<LazyFrame> {
     let paths: Vec<PlRefPath> = files

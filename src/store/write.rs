@@ -237,11 +237,7 @@ pub(super) fn rebuild_index(root: &Path) -> Result<()> {
             Ok(e) => entries.extend(e),
             Err(_) => {
                 for c in b.chunks()? {
-                    let df = read_parquet_columns(&c.runs, Some(&["run_id", frames::RUN_SEQ]))?;
-                    let seqs = frames::run_seqs(&df)?;
-                    for (id, seq) in df.column("run_id")?.str()?.iter().zip(seqs) {
-                        entries.push((fingerprint(id.unwrap_or_default()), seq));
-                    }
+                    entries.extend(chunk_entries(&c.runs)?);
                 }
             }
         }
@@ -252,6 +248,19 @@ pub(super) fn rebuild_index(root: &Path) -> Result<()> {
     entries.dedup();
     let covers = live.iter().map(|b| b.range.last).max().unwrap_or(0);
     fingerprints::write_index(root, entries, covers)
+}
+
+/// The (fingerprint, run_seq) entries of one runs file, read from its columns.
+pub(super) fn chunk_entries(runs_file: &Path) -> Result<Vec<(u64, u64)>> {
+    let df = read_parquet_columns(runs_file, Some(&["run_id", frames::RUN_SEQ]))?;
+    let seqs = frames::run_seqs(&df)?;
+    Ok(df
+        .column("run_id")?
+        .str()?
+        .iter()
+        .zip(seqs)
+        .map(|(id, seq)| (fingerprint(id.unwrap_or_default()), seq))
+        .collect())
 }
 
 /// The `run_id` stored under `seq`, read from the one chunk whose range holds it.
