@@ -3,6 +3,7 @@
 //! label), then times reading the store and `compare --by platform` over it, and prints peak
 //! memory. Run with `cargo bench --bench store_queries` (`RUNS=N` to change the size).
 
+use linkperf::commands::selection::Selection;
 use linkperf::config::Config;
 use linkperf::ingest::parse_bytes;
 use linkperf::normalize::{aggregate, platform, points};
@@ -77,7 +78,7 @@ fn main() {
         .collect();
     let load_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let pts = points::points(&loaded, "platform", None);
+    let pts = points::points(&loaded, "platform", None).expect("points");
     let aggs = aggregate::aggregate(&pts).expect("aggregate");
     let c = linkperf::compare::compare(
         &aggs,
@@ -136,11 +137,16 @@ fn main() {
         "msg_size",
         "platform",
     ];
-    let decided = linkperf::commands::gate::evaluate(&base, &cur, &[], &pair_by, &config.gate);
+    let (base, cur) = (
+        Selection::from_runs(base).expect("baseline rows"),
+        Selection::from_runs(cur).expect("current rows"),
+    );
+    let decided =
+        linkperf::commands::gate::evaluate(&base, &cur, &[], &pair_by, &config.gate).expect("gate");
     println!(
         "gate over {} + {} runs: {} points decided in {:.3} s",
-        base.len(),
-        cur.len(),
+        base.runs.len(),
+        cur.runs.len(),
         decided.len(),
         t.elapsed().as_secs_f64()
     );

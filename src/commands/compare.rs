@@ -27,7 +27,8 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
     if let Some(m) = &args.metric {
         points::direction(m)?;
     }
-    let selected = super::selection::load(store_dir, config, &args.filters)?;
+    let selection = super::selection::load_rows(store_dir, config, &args.filters)?;
+    let selected = &selection.runs;
     let by = args.by.as_str();
     let known_by = BY_KEYS.contains(&by)
         || PLATFORM_KEYS.contains(&by)
@@ -59,11 +60,10 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
             args.filters
         );
     }
-    let pts = points::points(&selected, by, args.metric.as_deref());
-    if pts.is_empty() {
+    let aggs = aggregate::aggregate_rows(selected, &selection.rows, by, args.metric.as_deref())?;
+    if aggs.is_empty() {
         bail!("the selection has no comparable measurement points");
     }
-    let aggs = aggregate::aggregate(&pts)?;
     let comparison = compare::compare(
         &aggs,
         &compare::Options {

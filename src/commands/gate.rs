@@ -4,16 +4,20 @@
 //! Outputs: a table worst first, `--json`, `--junit`, `--markdown`, the GitHub job summary
 //! and `::error` annotations.
 
+use super::selection::Selection;
 use crate::cli::GateArgs;
 use crate::config::{Config, GateConfig};
 use crate::format;
 use crate::gate::{self, Decision, Outcome, Rule};
 use crate::model::Run;
+use crate::normalize::aggregate;
 use crate::normalize::platform::Platform;
-use crate::normalize::points::{self, Point};
+use crate::normalize::points::{self, PointKey, RunKey};
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
+use polars::prelude::{col, Column, DataFrame, IntoLazy};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
@@ -86,27 +90,6 @@ fn config_facts(run: &Run, p: &Platform) -> Vec<(&'static str, String)> {
     out
 }
 
-/// The pairing key of a point under `--pair-by`.
-fn pair_key(p: &Point, run: &Run, pair_by: &[&str]) -> Vec<String> {
-    let mut key: Vec<String> = pair_by
-        .iter()
-        .map(|k| match *k {
-            "test" => p.key.test.clone(),
-            "role" => p.key.role.clone(),
-            "connection_type" => p.key.connection_type.clone(),
-            "qps" => p.key.qps.clone(),
-            "msg_size" => p.key.msg_size_bytes.map_or("-".into(), |s| s.to_string()),
-            "platform" => p.group.clone(),
-            "mtu" => run.mtu.map_or("-".into(), |m| m.to_string()),
-            "host" => run.host.clone().unwrap_or_default(),
-            _ => run.device.clone().unwrap_or_default(),
-        })
-        .collect();
-    key.push(p.key.tool.clone());
-    key.push(p.key.metric.clone());
-    key
-}
-
 /// The rule for a metric at a point: the last matching `[[gate.rule]]`, else `[gate.thresholds]`,
 /// else the default.
 fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>) -> Rule {
@@ -136,73 +119,167 @@ fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>) ->
     rule
 }
 
+/// What a pair's points have in common, from its first point.
+struct Sample {
+    key: PointKey,
+    platform: String,
+}
+
 #[derive(Default)]
-struct Side<'a> {
+struct Side {
     values: Vec<f64>,
     sources: Vec<String>,
     config: BTreeMap<&'static str, BTreeSet<String>>,
     link_speed: Option<f64>,
-    sample: Option<&'a Point>,
+    sample: Option<Sample>,
 }
 
-fn collect<'a>(
-    pts: &'a [Point],
-    runs: &BTreeMap<&str, &(Run, Platform)>,
-    pair_by: &[&str],
-) -> BTreeMap<Vec<String>, Side<'a>> {
-    let mut out: BTreeMap<Vec<String>, Side<'a>> = BTreeMap::new();
-    for p in pts {
-        let Some((run, platform)) = runs.get(p.run_id.as_str()).copied() else {
-            continue;
-        };
-        let side = out.entry(pair_key(p, run, pair_by)).or_default();
-        side.values.push(p.value);
-        side.sources.push(format!("{}:{}", p.source, p.line));
-        side.link_speed = side.link_speed.or(p.link_speed_gbps);
-        side.sample.get_or_insert(p);
-        for (k, v) in config_facts(run, platform) {
-            side.config.entry(k).or_default().insert(v);
-        }
-    }
+/// The pairing key of a run under `--pair-by`, without the parts each point adds (its size,
+/// when `msg_size` is a pairing key, and its metric).
+fn run_pair_key(key: &RunKey, run: &Run, pair_by: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = pair_by
+        .iter()
+        .filter(|k| **k != "msg_size")
+        .map(|k| match *k {
+            "test" => key.test.clone(),
+            "role" => key.role.clone(),
+            "connection_type" => key.connection_type.clone(),
+            "qps" => key.qps.clone(),
+            "platform" => key.group.clone(),
+            "mtu" => run.mtu.map_or("-".into(), |m| m.to_string()),
+            "host" => run.host.clone().unwrap_or_default(),
+            _ => run.device.clone().unwrap_or_default(),
+        })
+        .collect();
+    out.push(key.tool.clone());
     out
 }
 
-fn index(runs: &[(Run, Platform)]) -> BTreeMap<&str, &(Run, Platform)> {
-    runs.iter().map(|rp| (rp.0.run_id.as_str(), rp)).collect()
+/// The full pairing key: the run's part with the point's size put where `msg_size` stands in
+/// `pair_by`, then tool and metric.
+fn pair_key(run_part: &[String], size: Option<u64>, metric: &str, pair_by: &[&str]) -> Vec<String> {
+    let mut key = Vec::with_capacity(run_part.len() + 2);
+    let mut parts = run_part.iter();
+    for k in pair_by {
+        if *k == "msg_size" {
+            key.push(size.map_or("-".into(), |s| s.to_string()));
+        } else {
+            key.extend(parts.next().cloned());
+        }
+    }
+    key.extend(parts.cloned());
+    key.push(metric.to_string());
+    key
 }
 
-fn side_points(runs: &[(Run, Platform)], metrics: &[String]) -> Vec<Point> {
-    if metrics.is_empty() {
-        points::points(runs, "platform", None)
+/// Groups one side's points by pairing key, in columns: each run's part of the key and its
+/// configuration facts are computed once, and polars groups the points by (run key, size,
+/// metric).
+fn collect(
+    side: &Selection,
+    metrics: &[String],
+    pair_by: &[&str],
+) -> Result<BTreeMap<Vec<String>, Side>> {
+    let values = if metrics.is_empty() {
+        points::values(&side.rows, None)?
     } else {
-        metrics
-            .iter()
-            .flat_map(|m| points::points(runs, "platform", Some(m)))
-            .collect()
+        let mut all: Option<DataFrame> = None;
+        for m in metrics {
+            let v = points::values(&side.rows, Some(m))?;
+            all = Some(match all {
+                None => v,
+                Some(mut a) => {
+                    a.vstack_mut_owned(v)?;
+                    a
+                }
+            });
+        }
+        all.expect("metrics is not empty")
+    };
+    let mut ids: HashMap<Vec<String>, u32> = HashMap::new();
+    let mut run_parts: Vec<Vec<String>> = Vec::new();
+    let mut run_info: Vec<Option<(u32, RunKey, Vec<(&'static str, String)>)>> = Vec::new();
+    for (run, platform) in &side.runs {
+        run_info.push(RunKey::of(run, platform, "platform").map(|key| {
+            let part = run_pair_key(&key, run, pair_by);
+            let id = *ids.entry(part.clone()).or_insert_with(|| {
+                run_parts.push(part);
+                run_parts.len() as u32 - 1
+            });
+            (id, key, config_facts(run, platform))
+        }));
     }
+    let pid: Vec<Option<u32>> = values
+        .column("run")?
+        .u32()?
+        .iter()
+        .map(|r| r.and_then(|r| run_info[r as usize].as_ref().map(|i| i.0)))
+        .collect();
+    let mut values = values;
+    values.with_column(Column::new("pid".into(), pid))?;
+    let values = values.lazy().filter(col("pid").is_not_null()).collect()?;
+    let cols = points::ValueColumns::of(&values)?;
+    let group_keys: &[&str] = if pair_by.contains(&"msg_size") {
+        &["pid", "msg_size_bytes", "metric"]
+    } else {
+        &["pid", "metric"]
+    };
+    let mut out = BTreeMap::new();
+    for g in aggregate::group_stats(values.clone(), group_keys)? {
+        let mut side_out = Side::default();
+        let mut runs_seen = BTreeSet::new();
+        for &row in &g.rows {
+            let (run, line, size, metric, value) = cols.row(row as usize);
+            let (r, p) = &side.runs[run];
+            let (_, key, facts) = run_info[run].as_ref().expect("rows of keyed runs only");
+            side_out.values.push(value);
+            side_out.sources.push(format!("{}:{}", r.source, line));
+            side_out.link_speed = side_out.link_speed.or_else(|| points::link_speed(p));
+            if side_out.sample.is_none() {
+                side_out.sample = Some(Sample {
+                    key: key.point_key(size, points::metric_name(metric)),
+                    platform: key.group.clone(),
+                });
+            }
+            if runs_seen.insert(run) {
+                for (k, v) in facts {
+                    side_out.config.entry(*k).or_default().insert(v.clone());
+                }
+            }
+        }
+        let first = cols.row(g.rows[0] as usize);
+        let part = &run_parts[run_info[first.0].as_ref().expect("keyed").0 as usize];
+        out.insert(
+            pair_key(part, first.2, points::metric_name(first.3), pair_by),
+            side_out,
+        );
+    }
+    Ok(out)
 }
 
 /// Pairs and decides every point.
 pub fn evaluate(
-    baseline: &[(Run, Platform)],
-    current: &[(Run, Platform)],
+    baseline: &Selection,
+    current: &Selection,
     metrics: &[String],
     pair_by: &[&str],
     config: &GateConfig,
-) -> Vec<GatePoint> {
-    let (bp, cp) = (
-        side_points(baseline, metrics),
-        side_points(current, metrics),
+) -> Result<Vec<GatePoint>> {
+    let (bs, cs) = (
+        collect(baseline, metrics, pair_by)?,
+        collect(current, metrics, pair_by)?,
     );
-    let (bi, ci) = (index(baseline), index(current));
-    let (bs, cs) = (collect(&bp, &bi, pair_by), collect(&cp, &ci, pair_by));
     let keys: BTreeSet<&Vec<String>> = bs.keys().chain(cs.keys()).collect();
     let empty = Side::default();
     let mut out = Vec::new();
     for key in keys {
         let b = bs.get(key).unwrap_or(&empty);
         let c = cs.get(key).unwrap_or(&empty);
-        let sample = b.sample.or(c.sample).expect("a paired point has a side");
+        let sample = b
+            .sample
+            .as_ref()
+            .or(c.sample.as_ref())
+            .expect("a paired point has a side");
         let metric = sample.key.metric.clone();
         let Ok(direction) = points::direction(&metric) else {
             continue;
@@ -231,7 +308,7 @@ pub fn evaluate(
             connection_type: sample.key.connection_type.clone(),
             qps: sample.key.qps.clone(),
             msg_size_bytes: sample.key.msg_size_bytes,
-            platform: sample.group.clone(),
+            platform: sample.platform.clone(),
             metric,
             rule,
             decision,
@@ -249,7 +326,7 @@ pub fn evaluate(
             .then(b.decision.worse_by.total_cmp(&a.decision.worse_by))
             .then_with(|| a.name().cmp(&b.name()))
     });
-    out
+    Ok(out)
 }
 
 fn num(v: Option<f64>) -> String {
@@ -411,18 +488,18 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
             PAIR_KEYS.join(", ")
         );
     }
-    let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Vec<(Run, Platform)>> {
+    let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
         let filters: Vec<String> = args.filters.iter().chain(own).cloned().collect();
         let runs = super::selection::load_source(path, store_dir, config, &filters)
             .with_context(|| format!("cannot read the {what}"))?;
-        if runs.iter().all(|(r, _)| r.measurements.is_empty()) {
+        if runs.rows.height() == 0 {
             bail!("the {what} selection is empty: no run with measurements matches {filters:?}");
         }
         Ok(runs)
     };
     let baseline = side(args.baseline.as_deref(), &args.baseline_where, "baseline")?;
     let current = side(args.current.as_deref(), &args.current_where, "current")?;
-    let points = evaluate(&baseline, &current, &args.metrics, &pair_by, &config.gate);
+    let points = evaluate(&baseline, &current, &args.metrics, &pair_by, &config.gate)?;
     if points.is_empty() {
         bail!("no comparable points in the baseline and current selections");
     }

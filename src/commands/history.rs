@@ -49,7 +49,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
             .iter()
             .map(|rp| (rp.0.run_id.as_str(), rp))
             .collect();
-    let pts = points::points(&selected, "platform", args.metric.as_deref());
+    let pts = points::points(&selected, "platform", args.metric.as_deref())?;
     let mut series: BTreeMap<(String, PointKey), Vec<HistoryValue>> = BTreeMap::new();
     for p in &pts {
         let (run, platform) = runs_by_id[p.run_id.as_str()];

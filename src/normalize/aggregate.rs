@@ -3,8 +3,10 @@
 //! n, median, mean, min, max and standard deviation of the value; the coefficient of variation
 //! is stddev / mean. The individual runs stay reachable through `run_ids` and `sources`.
 
-use super::points::{Point, PointKey};
-use anyhow::Result;
+use super::platform::Platform;
+use super::points::{self, Point, PointKey, RunKey};
+use crate::model::Run;
+use anyhow::{Context, Result};
 use polars::prelude::{col, Column, DataFrame, DataType, IntoLazy};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -36,25 +38,126 @@ fn column_f64(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
     Ok(c.f64()?.iter().map(|v| v.unwrap_or(0.0)).collect())
 }
 
-/// Aggregates points per (group, key), sorted by key then group.
-pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
-    if points.is_empty() {
+/// One group of values: its statistics and the input rows it holds, in input order.
+pub struct Group {
+    pub rows: Vec<u32>,
+    pub n: usize,
+    pub median: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Sample standard deviation (n − 1); 0 for a single value.
+    pub stddev: f64,
+}
+
+/// Groups the rows of `frame` by the `keys` columns and computes n, median, mean, min, max and
+/// the sample standard deviation of its `value` column in one lazy group-by; groups come in the
+/// order of their first row.
+pub fn group_stats(frame: DataFrame, keys: &[&str]) -> Result<Vec<Group>> {
+    if frame.height() == 0 {
         return Ok(Vec::new());
     }
+    let v = || col("value");
+    let stats = frame
+        .lazy()
+        .with_row_index("row", None)
+        .group_by_stable(keys.iter().map(|k| col(*k)).collect::<Vec<_>>())
+        .agg([
+            v().median().alias("median"),
+            v().mean().alias("mean"),
+            v().min().alias("min"),
+            v().max().alias("max"),
+            v().std(1).alias("std"),
+            v().count().alias("n"),
+            col("row"),
+        ])
+        .collect()?;
+    let med = column_f64(&stats, "median")?;
+    let mean = column_f64(&stats, "mean")?;
+    let min = column_f64(&stats, "min")?;
+    let max = column_f64(&stats, "max")?;
+    let std = column_f64(&stats, "std")?;
+    let count = column_f64(&stats, "n")?;
+    let mut out = Vec::with_capacity(stats.height());
+    let lists = stats.column("row")?.list()?;
+    for i in 0..stats.height() {
+        let rows = lists.get_as_series(i).context("a group without rows")?;
+        let rows: Vec<u32> = rows
+            .cast(&DataType::UInt32)?
+            .u32()?
+            .iter()
+            .map(|r| r.unwrap_or(0))
+            .collect();
+        let n = count[i] as usize;
+        out.push(Group {
+            rows,
+            n,
+            median: med[i],
+            mean: mean[i],
+            min: min[i],
+            max: max[i],
+            stddev: if n > 1 { std[i] } else { 0.0 },
+        });
+    }
+    Ok(out)
+}
+
+impl Aggregate {
+    /// The aggregate of `group`, whose rows are points of one group and key; `point(row)` gives
+    /// each row's (value, run id, `source:line`).
+    fn of<'a>(
+        group: &Group,
+        name: String,
+        key: PointKey,
+        link_speed_gbps: Option<f64>,
+        point: impl Fn(u32) -> (f64, &'a str, String),
+    ) -> Aggregate {
+        let mut run_ids = BTreeSet::new();
+        let mut sources = Vec::with_capacity(group.rows.len());
+        let mut values = Vec::with_capacity(group.rows.len());
+        for &row in &group.rows {
+            let (value, run_id, source) = point(row);
+            run_ids.insert(run_id);
+            sources.push(source);
+            values.push(value);
+        }
+        Aggregate {
+            group: name,
+            key,
+            n: group.n,
+            median: group.median,
+            mean: group.mean,
+            min: group.min,
+            max: group.max,
+            stddev: group.stddev,
+            cv: if group.n > 1 && group.mean != 0.0 {
+                group.stddev / group.mean.abs()
+            } else {
+                0.0
+            },
+            link_speed_gbps,
+            run_ids: run_ids.into_iter().map(str::to_string).collect(),
+            sources,
+            values,
+        }
+    }
+}
+
+fn sorted(mut aggs: Vec<Aggregate>) -> Vec<Aggregate> {
+    aggs.sort_by(|a, b| (&a.key, &a.group).cmp(&(&b.key, &b.group)));
+    aggs
+}
+
+/// Aggregates points per (group, key), sorted by key then group.
+pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
     // Each distinct (group, key) gets a small integer id, so polars groups one u32 column
     // instead of nine string columns.
     let mut ids: HashMap<(&str, &PointKey), u32> = HashMap::new();
-    let mut members: Vec<Vec<&Point>> = Vec::new();
     let gid: Vec<u32> = points
         .iter()
         .map(|p| {
             let next = ids.len() as u32;
-            let id = *ids.entry((p.group.as_str(), &p.key)).or_insert(next);
-            if id == next {
-                members.push(Vec::new());
-            }
-            members[id as usize].push(p);
-            id
+            *ids.entry((p.group.as_str(), &p.key)).or_insert(next)
         })
         .collect();
     let df = DataFrame::new(
@@ -67,64 +170,88 @@ pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
             ),
         ],
     )?;
-    // One lazy group-by computes every statistic in a single pass over the groups.
-    let v = || col("value");
-    let stats = df
-        .lazy()
-        .group_by([col("gid")])
-        .agg([
-            v().median().alias("median"),
-            v().mean().alias("mean"),
-            v().min().alias("min"),
-            v().max().alias("max"),
-            v().std(1).alias("std"),
-            v().count().alias("n"),
-        ])
-        .collect()?;
-    let ids_out: Vec<u32> = stats
-        .column("gid")?
+    let groups = group_stats(df, &["gid"])?;
+    Ok(sorted(
+        groups
+            .iter()
+            .map(|g| {
+                let first = &points[g.rows[0] as usize];
+                Aggregate::of(
+                    g,
+                    first.group.clone(),
+                    first.key.clone(),
+                    first.link_speed_gbps,
+                    |row| {
+                        let p = &points[row as usize];
+                        (
+                            p.value,
+                            p.run_id.as_str(),
+                            format!("{}:{}", p.source, p.line),
+                        )
+                    },
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// Aggregates the points of a selection in columns (`rows`: the measurement rows of `runs`, as
+/// [`points::values`] reads them) grouped by `by`, without building a point per row: the
+/// per-run part of each key is computed once per run and joined by run index. The same result
+/// as [`aggregate`] over [`points::points`].
+pub fn aggregate_rows(
+    runs: &[(Run, Platform)],
+    rows: &DataFrame,
+    by: &str,
+    metric: Option<&str>,
+) -> Result<Vec<Aggregate>> {
+    // Runs with equal keys share an id, so their points aggregate together.
+    let mut ids: HashMap<RunKey, u32> = HashMap::new();
+    let mut keys: Vec<RunKey> = Vec::new();
+    let run_key: Vec<Option<u32>> = runs
+        .iter()
+        .map(|(r, p)| {
+            let key = RunKey::of(r, p, by)?;
+            Some(*ids.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                keys.len() as u32 - 1
+            }))
+        })
+        .collect();
+    let values = points::values(rows, metric)?;
+    let kid: Vec<Option<u32>> = values
+        .column("run")?
         .u32()?
         .iter()
-        .map(|v| v.unwrap_or(0))
+        .map(|r| r.and_then(|r| run_key[r as usize]))
         .collect();
-    let med = column_f64(&stats, "median")?;
-    let mean = column_f64(&stats, "mean")?;
-    let min = column_f64(&stats, "min")?;
-    let max = column_f64(&stats, "max")?;
-    let std = column_f64(&stats, "std")?;
-    let count = column_f64(&stats, "n")?;
-    let mut out = Vec::with_capacity(ids_out.len());
-    for (row, id) in ids_out.into_iter().enumerate() {
-        let group_points = &members[id as usize];
-        let first = group_points[0];
-        let n = count[row] as usize;
-        let stddev = if n > 1 { std[row] } else { 0.0 };
-        let run_ids: BTreeSet<String> = group_points.iter().map(|p| p.run_id.clone()).collect();
-        out.push(Aggregate {
-            group: first.group.clone(),
-            key: first.key.clone(),
-            n,
-            median: med[row],
-            mean: mean[row],
-            min: min[row],
-            max: max[row],
-            stddev,
-            cv: if n > 1 && mean[row] != 0.0 {
-                stddev / mean[row].abs()
-            } else {
-                0.0
-            },
-            link_speed_gbps: first.link_speed_gbps,
-            run_ids: run_ids.into_iter().collect(),
-            sources: group_points
-                .iter()
-                .map(|p| format!("{}:{}", p.source, p.line))
-                .collect(),
-            values: group_points.iter().map(|p| p.value).collect(),
-        });
-    }
-    out.sort_by(|a, b| (&a.key, &a.group).cmp(&(&b.key, &b.group)));
-    Ok(out)
+    let mut values = values;
+    values.with_column(Column::new("kid".into(), kid))?;
+    let values = values.lazy().filter(col("kid").is_not_null()).collect()?;
+    let cols = points::ValueColumns::of(&values)?;
+    let kid = values.column("kid")?.u32()?;
+    let groups = group_stats(values.clone(), &["kid", "msg_size_bytes", "metric"])?;
+    Ok(sorted(
+        groups
+            .iter()
+            .map(|g| {
+                let first = g.rows[0] as usize;
+                let (run, _, size, metric, _) = cols.row(first);
+                let key = &keys[kid.get(first).unwrap_or(0) as usize];
+                Aggregate::of(
+                    g,
+                    key.group.clone(),
+                    key.point_key(size, points::metric_name(metric)),
+                    points::link_speed(&runs[run].1),
+                    |row| {
+                        let (run, line, _, _, value) = cols.row(row as usize);
+                        let r = &runs[run].0;
+                        (value, r.run_id.as_str(), format!("{}:{}", r.source, line))
+                    },
+                )
+            })
+            .collect(),
+    ))
 }
 
 #[cfg(test)]

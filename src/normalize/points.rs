@@ -2,10 +2,16 @@
 //! pairs a point across groups: (tool, test, role, connection type, MTU, QPs, message size).
 //! The dimension being compared (`--by platform`, `--by mtu`, `--by label:NAME`) is taken out
 //! of the key and becomes the point's group.
+//!
+//! Points are computed on columns: a frame of measurement rows (read straight from the store,
+//! or built from runs in memory) goes through [`values`] once, and the per-run parts of the key
+//! ([`RunKey`]) are joined by run index, so a selection of 100,000 runs never becomes millions
+//! of `Measurement` or `Point` structs on the way to its aggregates.
 
 use super::platform::Platform;
-use crate::model::{Measurement, Run};
-use anyhow::{bail, Result};
+use crate::model::Run;
+use anyhow::{bail, Context, Result};
+use polars::prelude::*;
 use serde::Serialize;
 
 /// Metrics `--metric` accepts, with their direction.
@@ -49,32 +55,6 @@ pub fn direction(metric: &str) -> Result<Direction> {
     }
 }
 
-/// Reads a metric from a measurement (the float columns by their table, `retransmits` as a
-/// count).
-pub fn value(m: &Measurement, metric: &str) -> Option<f64> {
-    if metric == "retransmits" {
-        return m.retransmits.map(|v| v as f64);
-    }
-    METRICS.iter().find(|(name, _)| *name == metric)?;
-    (crate::columns::float_column(metric)?.get)(m)
-}
-
-/// The headline metric of a row when none is asked for: bandwidth for bandwidth tests, the
-/// typical (median) latency for latency tests, the average where no median is printed.
-pub fn default_metric(m: &Measurement) -> Option<&'static str> {
-    if m.bw_avg_gbps.is_some() {
-        Some("bw_avg_gbps")
-    } else if m.lat_typical_us.is_some() {
-        Some("lat_typical_us")
-    } else if m.lat_avg_us.is_some() {
-        Some("lat_avg_us")
-    } else if m.tps.is_some() {
-        Some("tps")
-    } else {
-        None
-    }
-}
-
 /// The pairing key of a point.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct PointKey {
@@ -101,24 +81,6 @@ pub struct Point {
     pub link_speed_gbps: Option<f64>,
 }
 
-/// Rows that are whole-test results: not intervals, omitted warm-up, single pings or the
-/// sender's side of an iperf3 summary (the receiver's is what arrived); for multi-stream iperf
-/// runs only the `[SUM]` rows.
-fn result_rows(run: &Run) -> impl Iterator<Item = &Measurement> {
-    let has_sum = run
-        .measurements
-        .iter()
-        .any(|m| m.stream.as_deref().is_some_and(|s| s.starts_with("SUM")));
-    run.measurements.iter().filter(move |m| {
-        let kind_ok = !matches!(
-            m.row_kind.as_deref(),
-            Some("interval" | "omitted" | "sample" | "sender" | "server_report")
-        );
-        let stream_ok = !has_sum || m.stream.as_deref().is_some_and(|s| s.starts_with("SUM"));
-        kind_ok && stream_ok
-    })
-}
-
 /// The value of dimension `by` for a run (`platform`, `mtu`, `label:NAME`, any platform key).
 pub fn dimension(run: &Run, platform: &Platform, by: &str) -> Option<String> {
     let key = by.strip_prefix("label:").unwrap_or(by);
@@ -135,49 +97,278 @@ pub fn dimension(run: &Run, platform: &Platform, by: &str) -> Option<String> {
     }
 }
 
-/// Turns runs into points grouped by `by`. `metric` None picks each row's headline metric.
-pub fn points(runs: &[(Run, Platform)], by: &str, metric: Option<&str>) -> Vec<Point> {
-    let mut out = Vec::new();
-    for (run, platform) in runs {
-        let Some(group) = dimension(run, platform, by) else {
-            continue;
-        };
-        let link_speed = platform
-            .get("link_speed_gbps")
-            .and_then(|r| r.value.parse::<f64>().ok());
-        for m in result_rows(run) {
-            let Some(metric) = metric.or_else(|| default_metric(m)) else {
-                continue;
-            };
-            let Some(v) = value(m, metric) else { continue };
-            out.push(Point {
-                group: group.clone(),
-                key: PointKey {
-                    // `*` when tools are compared: perftest and the native runner line up.
-                    tool: if by == "tool" {
-                        "*".into()
-                    } else {
-                        run.tool.clone()
-                    },
-                    test: run.test.clone(),
-                    role: run.role.as_str().to_string(),
-                    connection_type: run.connection_type.clone().unwrap_or_else(|| "-".into()),
-                    mtu: if by == "mtu" {
-                        "*".into()
-                    } else {
-                        run.mtu.map_or("-".into(), |m| m.to_string())
-                    },
-                    qps: run.qps.map_or("-".into(), |q| q.to_string()),
-                    msg_size_bytes: m.msg_size_bytes,
-                    metric: metric.to_string(),
-                },
-                value: v,
-                run_id: run.run_id.clone(),
-                source: run.source.clone(),
-                line: m.line,
-                link_speed_gbps: link_speed,
-            });
+/// The headline metric of a row when none is asked for, in the order tried: bandwidth for
+/// bandwidth tests, the typical (median) latency for latency tests, the average where no median
+/// is printed, transactions per second for duration latency tests.
+const HEADLINE: &[&str] = &["bw_avg_gbps", "lat_typical_us", "lat_avg_us", "tps"];
+
+/// The measurement columns the point pipeline reads: what decides whether a row is a whole-test
+/// result, its size and line, and every metric.
+pub fn input_columns() -> Vec<&'static str> {
+    let mut c = vec!["line", "msg_size_bytes", "stream", "row_kind"];
+    c.extend(METRICS.iter().map(|(m, _)| *m));
+    c
+}
+
+/// The name of metric number `index` (as [`values`] numbers them).
+pub fn metric_name(index: u32) -> &'static str {
+    METRICS[index as usize].0
+}
+
+fn metric_index(metric: &str) -> Result<u32> {
+    direction(metric)?;
+    Ok(METRICS
+        .iter()
+        .position(|(m, _)| *m == metric)
+        .expect("direction() knows it") as u32)
+}
+
+/// The rows of in-memory runs as the frame [`values`] reads: `run` (the index into `runs`) and
+/// the [`input_columns`].
+pub fn rows_frame(runs: &[(Run, Platform)]) -> Result<DataFrame> {
+    let rows: Vec<(u32, &crate::model::Measurement)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (r, _))| r.measurements.iter().map(move |m| (i as u32, m)))
+        .collect();
+    let mut columns = vec![
+        Column::new(
+            "run".into(),
+            rows.iter().map(|(i, _)| *i).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "line".into(),
+            rows.iter().map(|(_, m)| m.line).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "msg_size_bytes".into(),
+            rows.iter()
+                .map(|(_, m)| m.msg_size_bytes)
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "stream".into(),
+            rows.iter()
+                .map(|(_, m)| m.stream.as_deref())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "row_kind".into(),
+            rows.iter()
+                .map(|(_, m)| m.row_kind.as_deref())
+                .collect::<Vec<_>>(),
+        ),
+    ];
+    for (metric, _) in METRICS {
+        columns.push(if *metric == "retransmits" {
+            Column::new(
+                "retransmits".into(),
+                rows.iter().map(|(_, m)| m.retransmits).collect::<Vec<_>>(),
+            )
+        } else {
+            let c = crate::columns::float_column(metric)
+                .expect("every metric but retransmits is a float column");
+            Column::new(
+                (*metric).into(),
+                rows.iter().map(|(_, m)| (c.get)(m)).collect::<Vec<_>>(),
+            )
+        });
+    }
+    Ok(DataFrame::new(rows.len(), columns)?)
+}
+
+/// Which rows are whole-test results: not intervals, omitted warm-up, single pings or the
+/// sender's side of an iperf3 summary (the receiver's is what arrived); for multi-stream iperf
+/// runs only the `[SUM]` rows.
+fn result_rows(rows: &DataFrame) -> Result<BooleanChunked> {
+    let run = rows.column("run")?.u32()?;
+    let stream = rows.column("stream")?.str()?;
+    let kind = rows.column("row_kind")?.str()?;
+    let is_sum = |s: Option<&str>| s.is_some_and(|s| s.starts_with("SUM"));
+    let runs = run.max().map_or(0, |m| m as usize + 1);
+    let mut has_sum = vec![false; runs];
+    for (r, s) in run.iter().zip(stream.iter()) {
+        if let (Some(r), true) = (r, is_sum(s)) {
+            has_sum[r as usize] = true;
         }
     }
-    out
+    Ok(run
+        .iter()
+        .zip(stream.iter())
+        .zip(kind.iter())
+        .map(|((r, s), k)| {
+            let kind_ok = !matches!(
+                k,
+                Some("interval" | "omitted" | "sample" | "sender" | "server_report")
+            );
+            let stream_ok = !r.is_some_and(|r| has_sum[r as usize]) || is_sum(s);
+            Some(kind_ok && stream_ok)
+        })
+        .collect::<BooleanChunked>())
+}
+
+/// The comparable values of measurement `rows` (a frame with `run` and the [`input_columns`]):
+/// the whole-test result rows that report `metric` (None: each row's headline metric), as
+/// columns `run`, `line`, `msg_size_bytes`, `metric` (index into [`METRICS`]) and `value`, in
+/// the order of `rows`.
+pub fn values(rows: &DataFrame, metric: Option<&str>) -> Result<DataFrame> {
+    let out = [
+        col("run"),
+        col("line"),
+        col("msg_size_bytes"),
+        col("metric"),
+        col("value"),
+    ];
+    if rows.height() == 0 {
+        return Ok(DataFrame::new(
+            0,
+            vec![
+                Column::new("run".into(), Vec::<u32>::new()),
+                Column::new("line".into(), Vec::<u32>::new()),
+                Column::new("msg_size_bytes".into(), Vec::<Option<u64>>::new()),
+                Column::new("metric".into(), Vec::<u32>::new()),
+                Column::new("value".into(), Vec::<f64>::new()),
+            ],
+        )?);
+    }
+    let results = rows.filter(&result_rows(rows)?)?;
+    let (metric, value) = match metric {
+        Some(m) => (lit(metric_index(m)?), col(m).cast(DataType::Float64)),
+        None => {
+            // Nested from the last choice outwards: the first headline present wins.
+            let mut metric = lit(Null {}).cast(DataType::UInt32);
+            let mut value = lit(Null {}).cast(DataType::Float64);
+            for name in HEADLINE.iter().rev() {
+                let present = col(*name).is_not_null();
+                metric = when(present.clone())
+                    .then(lit(metric_index(name)?))
+                    .otherwise(metric);
+                value = when(present).then(col(*name)).otherwise(value);
+            }
+            (metric, value)
+        }
+    };
+    results
+        .lazy()
+        .with_columns([
+            metric.cast(DataType::UInt32).alias("metric"),
+            value.alias("value"),
+        ])
+        .filter(col("value").is_not_null())
+        .select(out)
+        .collect()
+        .map_err(anyhow::Error::from)
+        .context("cannot compute the points' values")
+}
+
+/// The parts of a point's key and group that come from its run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RunKey {
+    pub group: String,
+    pub tool: String,
+    pub test: String,
+    pub role: String,
+    pub connection_type: String,
+    pub mtu: String,
+    pub qps: String,
+}
+
+impl RunKey {
+    /// The run's key under `--by by`; None when the run has no value for `by`.
+    pub fn of(run: &Run, platform: &Platform, by: &str) -> Option<RunKey> {
+        Some(RunKey {
+            group: dimension(run, platform, by)?,
+            // `*` when tools are compared: perftest and the native runner line up.
+            tool: if by == "tool" {
+                "*".into()
+            } else {
+                run.tool.clone()
+            },
+            test: run.test.clone(),
+            role: run.role.as_str().to_string(),
+            connection_type: run.connection_type.clone().unwrap_or_else(|| "-".into()),
+            mtu: if by == "mtu" {
+                "*".into()
+            } else {
+                run.mtu.map_or("-".into(), |m| m.to_string())
+            },
+            qps: run.qps.map_or("-".into(), |q| q.to_string()),
+        })
+    }
+
+    /// The whole point key at one size and metric.
+    pub fn point_key(&self, msg_size_bytes: Option<u64>, metric: &str) -> PointKey {
+        PointKey {
+            tool: self.tool.clone(),
+            test: self.test.clone(),
+            role: self.role.clone(),
+            connection_type: self.connection_type.clone(),
+            mtu: self.mtu.clone(),
+            qps: self.qps.clone(),
+            msg_size_bytes,
+            metric: metric.to_string(),
+        }
+    }
+}
+
+/// The link speed a run's platform resolved to, for line-rate shares.
+pub fn link_speed(platform: &Platform) -> Option<f64> {
+    platform
+        .get("link_speed_gbps")
+        .and_then(|r| r.value.parse::<f64>().ok())
+}
+
+/// The columns of a [`values`] frame, borrowed for row-wise reading.
+pub struct ValueColumns<'a> {
+    pub run: &'a UInt32Chunked,
+    pub line: &'a UInt32Chunked,
+    pub msg_size_bytes: &'a UInt64Chunked,
+    pub metric: &'a UInt32Chunked,
+    pub value: &'a Float64Chunked,
+}
+
+impl<'a> ValueColumns<'a> {
+    pub fn of(values: &'a DataFrame) -> Result<ValueColumns<'a>> {
+        Ok(ValueColumns {
+            run: values.column("run")?.u32()?,
+            line: values.column("line")?.u32()?,
+            msg_size_bytes: values.column("msg_size_bytes")?.u64()?,
+            metric: values.column("metric")?.u32()?,
+            value: values.column("value")?.f64()?,
+        })
+    }
+
+    /// Row `i` as (run, line, size, metric, value).
+    pub fn row(&self, i: usize) -> (usize, u32, Option<u64>, u32, f64) {
+        (
+            self.run.get(i).unwrap_or(0) as usize,
+            self.line.get(i).unwrap_or(0),
+            self.msg_size_bytes.get(i),
+            self.metric.get(i).unwrap_or(0),
+            self.value.get(i).unwrap_or(f64::NAN),
+        )
+    }
+}
+
+/// Turns runs into points grouped by `by`. `metric` None picks each row's headline metric.
+pub fn points(runs: &[(Run, Platform)], by: &str, metric: Option<&str>) -> Result<Vec<Point>> {
+    let values = values(&rows_frame(runs)?, metric)?;
+    let cols = ValueColumns::of(&values)?;
+    let keys: Vec<Option<RunKey>> = runs.iter().map(|(r, p)| RunKey::of(r, p, by)).collect();
+    let mut out = Vec::with_capacity(values.height());
+    for i in 0..values.height() {
+        let (run, line, size, metric, value) = cols.row(i);
+        let Some(key) = &keys[run] else { continue };
+        let (r, p) = &runs[run];
+        out.push(Point {
+            group: key.group.clone(),
+            key: key.point_key(size, metric_name(metric)),
+            value,
+            run_id: r.run_id.clone(),
+            source: r.source.clone(),
+            line,
+            link_speed_gbps: link_speed(p),
+        });
+    }
+    Ok(out)
 }

@@ -576,7 +576,7 @@ fn iperf_section(
         &runs.iter().map(|rp| (*rp).clone()).collect::<Vec<_>>(),
         by,
         None,
-    );
+    )?;
     let aggs = aggregate::aggregate(&pts)?;
     Ok(Some(Section {
         id: slug(test),
@@ -712,8 +712,8 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         "lat_p999_us",
     ]
     .into_iter()
-    .map(|m| (m, points::points(selected, by, Some(m))))
-    .collect();
+    .map(|m| Ok((m, points::points(selected, by, Some(m))?)))
+    .collect::<Result<_>>()?;
     let mut sections = Vec::new();
     // A sized section covers every tool that ran the test (perftest and `linkperf bench` both
     // run `ib_write_bw`): one section per test name.
@@ -746,7 +746,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
     sections.extend(ibping_section(selected)?);
 
     // Comparison of every group against the baseline, with the metric's direction.
-    let cmp_points = points::points(selected, by, None);
+    let cmp_points = points::points(selected, by, None)?;
     let aggs = aggregate::aggregate(&prefer_client(cmp_points))?;
     let comparison = compare::compare(
         &aggs,
@@ -813,7 +813,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
 
     // Headlines: per group, from perftest points of each metric (iperf separately).
     let headline_aggs = |metric: &str, tool: &str| -> Result<Vec<Aggregate>> {
-        let pts = points::points(selected, by, Some(metric))
+        let pts = points::points(selected, by, Some(metric))?
             .into_iter()
             .filter(|p| p.key.tool == tool)
             .collect();
@@ -930,7 +930,7 @@ fn mtu_findings(selected: &[(Run, Platform)], by: &str) -> Result<Vec<String>> {
         .iter()
         .filter_map(|(r, p)| Some((r.run_id.as_str(), points::dimension(r, p, by)?)))
         .collect();
-    let all = prefer_client(points::points(selected, "mtu", Some("bw_avg_gbps")));
+    let all = prefer_client(points::points(selected, "mtu", Some("bw_avg_gbps"))?);
     let groups: BTreeSet<&String> = group_of.values().collect();
     for g in groups {
         let mine: Vec<Point> = all

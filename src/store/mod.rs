@@ -157,15 +157,15 @@ impl Store {
         tx.commit()
     }
 
-    /// Reads the runs a plan selects, with their measurements and samples, sorted by source
-    /// and line. `plan` sees what is stored (its label columns) and returns the predicate to
-    /// push down plus whatever the caller keeps from planning. Readers take no lock: a
-    /// compaction may remove a superseded batch between listing and reading, and listing again
-    /// then sees the merged batch that replaced it.
-    pub fn select_with<T>(
+    /// Plans on a fresh snapshot, then reads it. Readers take no lock: a compaction may remove
+    /// a superseded batch between listing and reading, and listing again then sees the merged
+    /// batch that replaced it, so a failed read is retried (a planning error, such as an unknown
+    /// `--where` key, is the user's and is not).
+    fn with_snapshot<P, R>(
         &self,
-        plan: impl Fn(&query::Snapshot) -> Result<(Option<polars::prelude::Expr>, T)>,
-    ) -> Result<(Vec<Run>, T)> {
+        plan: impl Fn(&query::Snapshot) -> Result<P>,
+        read: impl Fn(&query::Snapshot, &P) -> Result<R>,
+    ) -> Result<(R, P)> {
         let mut tries = 0;
         loop {
             let snapshot = match query::Snapshot::take(&self.root) {
@@ -176,17 +176,59 @@ impl Store {
                 }
                 Err(e) => return Err(e),
             };
-            // A planning error (an unknown `--where` key) is the user's, not a race: no retry.
-            let (predicate, kept) = plan(&snapshot)?;
-            match snapshot.read(predicate) {
-                Ok(mut runs) => {
-                    sort_runs(&mut runs);
-                    return Ok((runs, kept));
-                }
+            let planned = plan(&snapshot)?;
+            match read(&snapshot, &planned) {
+                Ok(r) => return Ok((r, planned)),
                 Err(_) if tries < 3 => tries += 1,
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Reads the runs a plan selects, with their measurements and samples, sorted by source
+    /// and line. `plan` sees what is stored (its label columns) and returns the predicate to
+    /// push down plus whatever the caller keeps from planning.
+    pub fn select_with<T>(
+        &self,
+        plan: impl Fn(&query::Snapshot) -> Result<(Option<polars::prelude::Expr>, T)>,
+    ) -> Result<(Vec<Run>, T)> {
+        let (runs, (_, kept)) = self.with_snapshot(plan, |snapshot, (predicate, _)| {
+            let mut runs = snapshot.read(predicate.clone())?;
+            sort_runs(&mut runs);
+            Ok(runs)
+        })?;
+        Ok((runs, kept))
+    }
+
+    /// Reads the runs a plan selects without their measurements, sorted by source and line,
+    /// keeps those for which `keep` returns something, and reads only `columns` of the kept
+    /// runs' measurements: one frame with a `run` column (the index into the returned runs),
+    /// the rows of each run together and in file order. Verbs that compute over many points
+    /// (compare, gate) use it instead of building a `Measurement` per row.
+    pub fn select_rows_with<T, K>(
+        &self,
+        plan: impl Fn(&query::Snapshot) -> Result<(Option<polars::prelude::Expr>, T)>,
+        keep: impl Fn(&Run, &T) -> Option<K>,
+        columns: &[&str],
+    ) -> Result<(Vec<(Run, K)>, polars::prelude::DataFrame, T)> {
+        let ((runs, rows), (_, kept)) =
+            self.with_snapshot(plan, |snapshot, (predicate, kept)| {
+                let (runs, seqs) = snapshot.read_runs(predicate.clone())?;
+                let mut runs: Vec<(u64, Run)> = seqs.into_iter().zip(runs).collect();
+                runs.sort_by(|(_, a), (_, b)| {
+                    (&a.source, a.line, &a.run_id).cmp(&(&b.source, b.line, &b.run_id))
+                });
+                let runs: Vec<(u64, Run, K)> = runs
+                    .into_iter()
+                    .filter_map(|(seq, r)| keep(&r, kept).map(|k| (seq, r, k)))
+                    .collect();
+                let order: Vec<u64> = runs.iter().map(|(seq, _, _)| *seq).collect();
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                let rows = query::by_run(snapshot.read_rows(&sorted, columns)?, &order)?;
+                Ok((runs.into_iter().map(|(_, r, k)| (r, k)).collect(), rows))
+            })?;
+        Ok((runs, rows, kept))
     }
 
     /// Reads the runs for which `predicate` may hold (every run for `None`).

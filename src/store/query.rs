@@ -65,27 +65,7 @@ impl Snapshot {
     /// The runs (with measurements and samples) for which `predicate` may hold, in `run_seq`
     /// order. `None` reads every run.
     pub fn read(&self, predicate: Option<Expr>) -> Result<Vec<Run>> {
-        if self.chunks.is_empty() {
-            return Ok(Vec::new());
-        }
-        let base: Vec<Expr> = self
-            .runs_schema
-            .iter_names()
-            .filter(|n| !n.starts_with(LABEL_PREFIX))
-            .map(|n| col(n.clone()))
-            .collect();
-        let files: Vec<_> = self.chunks.iter().map(|c| c.runs.clone()).collect();
-        let mut lf = scan(&files, Some(self.runs_schema.clone()))?;
-        if let Some(p) = predicate {
-            lf = lf.filter(p);
-        }
-        let df = lf
-            .select(base)
-            .collect()
-            .map_err(anyhow::Error::from)
-            .context("cannot read the store's runs")?;
-        let seqs = frames::run_seqs(&df)?;
-        let mut runs = frames::runs_from_frame(&df)?;
+        let (mut runs, seqs) = self.read_runs(predicate)?;
         if runs.is_empty() {
             return Ok(runs);
         }
@@ -129,6 +109,73 @@ impl Snapshot {
         }
         Ok(runs)
     }
+
+    /// The runs for which `predicate` may hold, without their measurements, and their
+    /// `run_seq`s, in store order. `None` reads every run.
+    pub fn read_runs(&self, predicate: Option<Expr>) -> Result<(Vec<Run>, Vec<u64>)> {
+        if self.chunks.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let base: Vec<Expr> = self
+            .runs_schema
+            .iter_names()
+            .filter(|n| !n.starts_with(LABEL_PREFIX))
+            .map(|n| col(n.clone()))
+            .collect();
+        let files: Vec<_> = self.chunks.iter().map(|c| c.runs.clone()).collect();
+        let mut lf = scan(&files, Some(self.runs_schema.clone()))?;
+        if let Some(p) = predicate {
+            lf = lf.filter(p);
+        }
+        let df = lf
+            .select(base)
+            .collect()
+            .map_err(anyhow::Error::from)
+            .context("cannot read the store's runs")?;
+        Ok((frames::runs_from_frame(&df)?, frames::run_seqs(&df)?))
+    }
+
+    /// Only `columns` (and `run_seq`) of the measurements of the runs `seqs` (sorted): what a
+    /// verb that computes over points needs, without building a [`crate::model::Measurement`]
+    /// per row. Rows of one run stay together and in file order.
+    pub fn read_rows(&self, seqs: &[u64], columns: &[&str]) -> Result<DataFrame> {
+        let mut wanted = vec![col(RUN_SEQ)];
+        wanted.extend(columns.iter().map(|c| col(*c)));
+        let mut out: Option<DataFrame> = None;
+        if !seqs.is_empty() {
+            for c in self.chunks.iter().filter(|c| c.range.contains_any(seqs)) {
+                let df = selected(std::slice::from_ref(&c.points), seqs)?
+                    .select(wanted.clone())
+                    .collect()
+                    .map_err(anyhow::Error::from)
+                    .context("cannot read the store's points")?;
+                out = Some(match out {
+                    None => df,
+                    Some(mut all) => {
+                        all.vstack_mut_owned(df)?;
+                        all
+                    }
+                });
+            }
+        }
+        match out {
+            Some(df) => Ok(df),
+            // No file holds the runs: an empty frame of the points schema's columns.
+            None => {
+                let empty = self.chunks.first().map(|c| {
+                    scan(std::slice::from_ref(&c.points), None)?
+                        .select(wanted.clone())
+                        .limit(0)
+                        .collect()
+                        .map_err(anyhow::Error::from)
+                });
+                match empty {
+                    Some(df) => df,
+                    None => Ok(DataFrame::empty()),
+                }
+            }
+        }
+    }
 }
 
 /// The union of the runs files' schemas, from their footers: the columns of the first file in
@@ -169,18 +216,49 @@ pub(super) fn scan(files: &[std::path::PathBuf], schema: Option<Schema>) -> Resu
     LazyFrame::scan_parquet_files(paths.into_iter().collect(), args).map_err(anyhow::Error::from)
 }
 
-/// Rows of `files` whose `run_seq` is one of `sorted` (the range first, for row-group pruning).
-fn scan_selected(files: &[std::path::PathBuf], sorted: &[u64]) -> Result<DataFrame> {
+/// A scan of the rows of `files` whose `run_seq` is one of `sorted` (the range first, for
+/// row-group pruning).
+fn selected(files: &[std::path::PathBuf], sorted: &[u64]) -> Result<LazyFrame> {
     let (lo, hi) = (sorted[0], *sorted.last().expect("non-empty"));
     let set = Series::new("seqs".into(), sorted);
-    scan(files, None)?
-        .filter(
-            col(RUN_SEQ)
-                .gt_eq(lit(lo))
-                .and(col(RUN_SEQ).lt_eq(lit(hi)))
-                .and(col(RUN_SEQ).is_in(lit(set).implode(false), false)),
-        )
+    Ok(scan(files, None)?.filter(
+        col(RUN_SEQ)
+            .gt_eq(lit(lo))
+            .and(col(RUN_SEQ).lt_eq(lit(hi)))
+            .and(col(RUN_SEQ).is_in(lit(set).implode(false), false)),
+    ))
+}
+
+/// Rows of `files` whose `run_seq` is one of `sorted`.
+fn scan_selected(files: &[std::path::PathBuf], sorted: &[u64]) -> Result<DataFrame> {
+    selected(files, sorted)?
         .collect()
         .map_err(anyhow::Error::from)
         .context("cannot read the store's points")
+}
+
+/// Replaces the `run_seq` column of `rows` by `run`, the position of the run in `order`, and
+/// sorts the rows by it (stable: each run's rows keep their file order).
+pub(super) fn by_run(rows: DataFrame, order: &[u64]) -> Result<DataFrame> {
+    let position: HashMap<u64, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &seq)| (seq, i as u32))
+        .collect();
+    let run: Vec<u32> = rows
+        .column(RUN_SEQ)?
+        .u64()?
+        .iter()
+        .map(|seq| {
+            seq.and_then(|s| position.get(&s).copied())
+                .context("a points row of a run that was not selected")
+        })
+        .collect::<Result<_>>()?;
+    let mut rows = rows.drop(RUN_SEQ)?;
+    rows.with_column(Column::new("run".into(), run))?;
+    rows.sort(
+        ["run"],
+        SortMultipleOptions::default().with_maintain_order(true),
+    )
+    .map_err(anyhow::Error::from)
 }
