@@ -81,7 +81,7 @@ fn main() {
     let pts = points::points(&loaded, "platform", None).expect("points");
     let aggs = aggregate::aggregate(&pts).expect("aggregate");
     let c = linkperf::compare::compare(
-        &aggs,
+        aggs,
         &linkperf::compare::Options {
             by: "platform",
             baseline: Some("kunpeng920"),

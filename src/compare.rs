@@ -102,15 +102,16 @@ fn is_bandwidth(metric: &str) -> bool {
     metric.starts_with("bw_")
 }
 
-/// Compares aggregates group against baseline.
-pub fn compare(aggs: &[Aggregate], opts: &Options<'_>) -> Result<Comparison> {
-    let all_groups: BTreeSet<&str> = aggs.iter().map(|a| a.group.as_str()).collect();
+/// Compares aggregates group against baseline. The aggregates move into the comparison's
+/// cells (their values and sources can be millions for a large selection).
+pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
+    let all_groups: BTreeSet<String> = aggs.iter().map(|a| a.group.clone()).collect();
     let baseline = match opts.baseline {
         Some(b) if all_groups.contains(b) => b.to_string(),
         Some(b) => bail!(
             "--baseline {b:?} is not a {} in the selection. Choose from: {}",
             opts.by,
-            all_groups.iter().copied().collect::<Vec<_>>().join(", ")
+            all_groups.iter().cloned().collect::<Vec<_>>().join(", ")
         ),
         None => match all_groups.iter().min_by(|a, b| group_order(a, b)) {
             Some(g) => g.to_string(),
@@ -127,21 +128,21 @@ pub fn compare(aggs: &[Aggregate], opts: &Options<'_>) -> Result<Comparison> {
     // MTUs and speeds are numbers: 512 before 1024.
     groups[1..].sort_by(|a, b| group_order(a, b));
 
-    let mut by_key: BTreeMap<&PointKey, BTreeMap<&str, &Aggregate>> = BTreeMap::new();
+    let mut by_key: BTreeMap<PointKey, BTreeMap<String, Aggregate>> = BTreeMap::new();
     for a in aggs {
         by_key
-            .entry(&a.key)
+            .entry(a.key.clone())
             .or_default()
-            .insert(a.group.as_str(), a);
+            .insert(a.group.clone(), a);
     }
     let mut rows = Vec::new();
     let mut findings = Vec::new();
-    for (key, cells_by_group) in by_key {
+    for (key, mut cells_by_group) in by_key {
         let dir = direction(&key.metric)?;
         let base = cells_by_group.get(baseline.as_str()).map(|a| a.median);
         let mut cells = Vec::new();
         for g in &groups {
-            let stats = cells_by_group.get(g.as_str()).map(|a| (*a).clone());
+            let stats = cells_by_group.remove(g.as_str());
             let value = stats.as_ref().map(|a| a.median);
             let (ratio, diff) = match (value, base) {
                 (Some(v), Some(b)) if b != 0.0 => (Some(v / b), Some(v - b)),
@@ -260,7 +261,7 @@ mod tests {
             agg("a", "bw_avg_gbps", 8, 9.0),
             agg("b", "bw_avg_gbps", 8, 9.5),
         ];
-        let c = compare(&aggs, &opts(Some("a"))).unwrap();
+        let c = compare(aggs.clone(), &opts(Some("a"))).unwrap();
         let lat = c
             .rows
             .iter()
@@ -285,18 +286,20 @@ mod tests {
             agg("a", "bw_avg_gbps", 2, 1.0),
             agg("b", "bw_avg_gbps", 4, 1.0),
         ];
-        let c = compare(&aggs, &opts(None)).unwrap();
+        let c = compare(aggs.clone(), &opts(None)).unwrap();
         assert_eq!(c.rows.len(), 2);
         assert_eq!(c.rows[0].cells[1].verdict, Verdict::Missing);
         assert_eq!(c.rows[1].cells[1].verdict, Verdict::NoBaseline);
-        let e = compare(&aggs, &opts(Some("zz"))).unwrap_err().to_string();
+        let e = compare(aggs.clone(), &opts(Some("zz")))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Choose from: a, b"), "{e}");
     }
 
     #[test]
     fn line_rate_findings() {
         let aggs = vec![agg("a", "bw_avg_gbps", 65536, 8.0)];
-        let c = compare(&aggs, &opts(None)).unwrap();
+        let c = compare(aggs.clone(), &opts(None)).unwrap();
         assert!((c.rows[0].cells[0].line_rate_share.unwrap() - 0.8).abs() < 1e-12);
         assert_eq!(c.findings.len(), 1);
         assert!(c.findings[0]

@@ -27,7 +27,8 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
     if let Some(m) = &args.metric {
         points::direction(m)?;
     }
-    let selection = super::selection::load_rows(store_dir, config, &args.filters)?;
+    let metrics: Vec<&str> = args.metric.as_deref().into_iter().collect();
+    let selection = super::selection::load_rows(store_dir, config, &args.filters, &metrics)?;
     let selected = &selection.runs;
     let by = args.by.as_str();
     let known_by = BY_KEYS.contains(&by)
@@ -65,7 +66,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
         bail!("the selection has no comparable measurement points");
     }
     let comparison = compare::compare(
-        &aggs,
+        aggs,
         &compare::Options {
             by,
             baseline: args.baseline.as_deref(),
@@ -80,6 +81,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
         CompareFormat::Csv => render(&comparison, Style::Csv),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    super::free_at_exit((comparison, selection));
     Ok(ExitStatus::Success)
 }
 

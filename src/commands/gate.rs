@@ -198,7 +198,8 @@ fn collect(
     };
     let mut ids: HashMap<Vec<String>, u32> = HashMap::new();
     let mut run_parts: Vec<Vec<String>> = Vec::new();
-    let mut run_info: Vec<Option<(u32, RunKey, Vec<(&'static str, String)>)>> = Vec::new();
+    type RunInfo = (u32, RunKey, Vec<(&'static str, String)>, Option<f64>);
+    let mut run_info: Vec<Option<RunInfo>> = Vec::new();
     for (run, platform) in &side.runs {
         run_info.push(RunKey::of(run, platform, "platform").map(|key| {
             let part = run_pair_key(&key, run, pair_by);
@@ -206,9 +207,19 @@ fn collect(
                 run_parts.push(part);
                 run_parts.len() as u32 - 1
             });
-            (id, key, config_facts(run, platform))
+            (
+                id,
+                key,
+                config_facts(run, platform),
+                points::link_speed(platform),
+            )
         }));
     }
+    let prefixes: Vec<String> = side
+        .runs
+        .iter()
+        .map(|(r, _)| format!("{}:", r.source))
+        .collect();
     let pid: Vec<Option<u32>> = values
         .column("run")?
         .u32()?
@@ -225,25 +236,32 @@ fn collect(
         &["pid", "metric"]
     };
     let mut out = BTreeMap::new();
-    for g in aggregate::group_stats(values.clone(), group_keys)? {
+    let groups = aggregate::group_stats(values.clone(), group_keys)?;
+    for g in groups {
         let mut side_out = Side::default();
-        let mut runs_seen = BTreeSet::new();
+        let mut last_run = None;
         for &row in &g.rows {
             let (run, line, size, metric, value) = cols.row(row as usize);
-            let (r, p) = &side.runs[run];
-            let (_, key, facts) = run_info[run].as_ref().expect("rows of keyed runs only");
+            let (_, key, facts, link_speed) =
+                run_info[run].as_ref().expect("rows of keyed runs only");
             side_out.values.push(value);
-            side_out.sources.push(format!("{}:{}", r.source, line));
-            side_out.link_speed = side_out.link_speed.or_else(|| points::link_speed(p));
+            side_out
+                .sources
+                .push(aggregate::with_line(&prefixes[run], line));
+            side_out.link_speed = side_out.link_speed.or(*link_speed);
             if side_out.sample.is_none() {
                 side_out.sample = Some(Sample {
                     key: key.point_key(size, points::metric_name(metric)),
                     platform: key.group.clone(),
                 });
             }
-            if runs_seen.insert(run) {
+            // A run's rows are adjacent (rows are in run order): its facts are added once.
+            if last_run.replace(run) != Some(run) {
                 for (k, v) in facts {
-                    side_out.config.entry(*k).or_default().insert(v.clone());
+                    let seen = side_out.config.entry(*k).or_default();
+                    if !seen.contains(v) {
+                        seen.insert(v.clone());
+                    }
                 }
             }
         }
@@ -490,7 +508,8 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
     }
     let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
         let filters: Vec<String> = args.filters.iter().chain(own).cloned().collect();
-        let runs = super::selection::load_source(path, store_dir, config, &filters)
+        let metrics: Vec<&str> = args.metrics.iter().map(String::as_str).collect();
+        let runs = super::selection::load_source(path, store_dir, config, &filters, &metrics)
             .with_context(|| format!("cannot read the {what}"))?;
         if runs.rows.height() == 0 {
             bail!("the {what} selection is empty: no run with measurements matches {filters:?}");
@@ -556,6 +575,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
             )?;
         }
     }
+    super::free_at_exit((baseline, current, points));
     Ok(if failed {
         ExitStatus::Regression
     } else {

@@ -78,20 +78,28 @@ pub fn load(store_dir: &Path, config: &Config, filters: &[String]) -> Result<Vec
         .collect())
 }
 
-/// Like [`load`], in columnar form: only the measurement columns the point pipeline needs are
-/// read, and only for the runs the filter keeps.
-pub fn load_rows(store_dir: &Path, config: &Config, filters: &[String]) -> Result<Selection> {
+/// Like [`load`], in columnar form: only the measurement columns the point pipeline needs for
+/// `metrics` (none: the headline metrics) are read, and only for the runs the filter keeps.
+pub fn load_rows(
+    store_dir: &Path,
+    config: &Config,
+    filters: &[String],
+    metrics: &[&str],
+) -> Result<Selection> {
     let store = Store::open(store_dir, false)?;
     let keys = config_keys(config);
-    let (runs, rows, _) = store.select_rows_with(
+    let selected = store.select_rows_with(
         |snapshot| plan(snapshot, &keys, filters),
         |run, filter| {
             let p = platform::resolve(run, config);
             filter.matches(run, &p).then_some(p)
         },
-        &points::input_columns(),
+        &points::input_columns(metrics),
     )?;
-    Ok(Selection { runs, rows })
+    Ok(Selection {
+        runs: selected.runs,
+        rows: selected.rows,
+    })
 }
 
 /// Loads one side of a gate: the store (when `path` is None or a store directory), a
@@ -101,15 +109,16 @@ pub fn load_source(
     store_dir: &Path,
     config: &Config,
     filters: &[String],
+    metrics: &[&str],
 ) -> Result<Selection> {
     let Some(path) = path else {
-        return load_rows(store_dir, config, filters);
+        return load_rows(store_dir, config, filters, metrics);
     };
     if !path.exists() {
         anyhow::bail!("{}: no such file or directory", path.display());
     }
     if path.join("linkperf-store.json").exists() {
-        return load_rows(path, config, filters);
+        return load_rows(path, config, filters, metrics);
     }
     let is_export = path.is_file()
         && matches!(

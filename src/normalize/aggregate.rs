@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use polars::prelude::{col, Column, DataFrame, DataType, IntoLazy};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Statistics of one point in one group.
 #[derive(Debug, Clone, Serialize)]
@@ -26,7 +27,8 @@ pub struct Aggregate {
     /// stddev / mean; 0 for a single run.
     pub cv: f64,
     pub link_speed_gbps: Option<f64>,
-    pub run_ids: Vec<String>,
+    /// Shared with the selection's other aggregates: one allocation per run, not per point.
+    pub run_ids: Vec<Arc<str>>,
     /// `source:line` of every value, for provenance.
     pub sources: Vec<String>,
     /// The individual values, in run order.
@@ -104,20 +106,19 @@ pub fn group_stats(frame: DataFrame, keys: &[&str]) -> Result<Vec<Group>> {
 
 impl Aggregate {
     /// The aggregate of `group`, whose rows are points of one group and key; `point(row)` gives
-    /// each row's (value, run id, `source:line`).
-    fn of<'a>(
+    /// each row's (value, `source:line`); `run_ids` are the group's runs, sorted and distinct.
+    fn of(
         group: &Group,
         name: String,
         key: PointKey,
         link_speed_gbps: Option<f64>,
-        point: impl Fn(u32) -> (f64, &'a str, String),
+        run_ids: Vec<Arc<str>>,
+        point: impl Fn(u32) -> (f64, String),
     ) -> Aggregate {
-        let mut run_ids = BTreeSet::new();
         let mut sources = Vec::with_capacity(group.rows.len());
         let mut values = Vec::with_capacity(group.rows.len());
         for &row in &group.rows {
-            let (value, run_id, source) = point(row);
-            run_ids.insert(run_id);
+            let (value, source) = point(row);
             sources.push(source);
             values.push(value);
         }
@@ -136,11 +137,20 @@ impl Aggregate {
                 0.0
             },
             link_speed_gbps,
-            run_ids: run_ids.into_iter().map(str::to_string).collect(),
+            run_ids,
             sources,
             values,
         }
     }
+}
+
+/// `prefix` (`source:`) followed by `line`.
+pub fn with_line(prefix: &str, line: u32) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(prefix.len() + 10);
+    s.push_str(prefix);
+    write!(s, "{line}").expect("writing to a String cannot fail");
+    s
 }
 
 fn sorted(mut aggs: Vec<Aggregate>) -> Vec<Aggregate> {
@@ -176,18 +186,20 @@ pub fn aggregate(points: &[Point]) -> Result<Vec<Aggregate>> {
             .iter()
             .map(|g| {
                 let first = &points[g.rows[0] as usize];
+                let run_ids: BTreeSet<&str> = g
+                    .rows
+                    .iter()
+                    .map(|&row| points[row as usize].run_id.as_str())
+                    .collect();
                 Aggregate::of(
                     g,
                     first.group.clone(),
                     first.key.clone(),
                     first.link_speed_gbps,
+                    run_ids.into_iter().map(Arc::from).collect(),
                     |row| {
                         let p = &points[row as usize];
-                        (
-                            p.value,
-                            p.run_id.as_str(),
-                            format!("{}:{}", p.source, p.line),
-                        )
+                        (p.value, format!("{}:{}", p.source, p.line))
                     },
                 )
             })
@@ -230,6 +242,20 @@ pub fn aggregate_rows(
     let values = values.lazy().filter(col("kid").is_not_null()).collect()?;
     let cols = points::ValueColumns::of(&values)?;
     let kid = values.column("kid")?.u32()?;
+    // Each run's rank among the selection's run ids: a group's ids are then sorted as integers,
+    // not compared as strings once per point.
+    let mut by_id: Vec<usize> = (0..runs.len()).collect();
+    by_id.sort_unstable_by(|&a, &b| runs[a].0.run_id.cmp(&runs[b].0.run_id));
+    let shared_ids: Vec<Arc<str>> = runs
+        .iter()
+        .map(|(r, _)| Arc::from(r.run_id.as_str()))
+        .collect();
+    // `source:` of each run, so a point's provenance is one copy and its line number.
+    let prefixes: Vec<String> = runs.iter().map(|(r, _)| format!("{}:", r.source)).collect();
+    let mut rank = vec![0u32; runs.len()];
+    for (i, &run) in by_id.iter().enumerate() {
+        rank[run] = i as u32;
+    }
     let groups = group_stats(values.clone(), &["kid", "msg_size_bytes", "metric"])?;
     Ok(sorted(
         groups
@@ -238,15 +264,27 @@ pub fn aggregate_rows(
                 let first = g.rows[0] as usize;
                 let (run, _, size, metric, _) = cols.row(first);
                 let key = &keys[kid.get(first).unwrap_or(0) as usize];
+                let mut ranks: Vec<u32> = g
+                    .rows
+                    .iter()
+                    .map(|&row| rank[cols.row(row as usize).0])
+                    .collect();
+                ranks.sort_unstable();
+                ranks.dedup();
+                let mut run_ids: Vec<Arc<str>> = ranks
+                    .into_iter()
+                    .map(|r| shared_ids[by_id[r as usize]].clone())
+                    .collect();
+                run_ids.dedup();
                 Aggregate::of(
                     g,
                     key.group.clone(),
                     key.point_key(size, points::metric_name(metric)),
                     points::link_speed(&runs[run].1),
+                    run_ids,
                     |row| {
                         let (run, line, _, _, value) = cols.row(row as usize);
-                        let r = &runs[run].0;
-                        (value, r.run_id.as_str(), format!("{}:{}", r.source, line))
+                        (value, with_line(&prefixes[run], line))
                     },
                 )
             })
@@ -296,7 +334,8 @@ mod tests {
         );
         assert!((a.stddev - 2.0).abs() < 1e-12);
         assert!((a.cv - 2.0 / 12.0).abs() < 1e-12);
-        assert_eq!(a.run_ids, vec!["r1", "r2", "r3"]);
+        let ids: Vec<&str> = a.run_ids.iter().map(|s| &**s).collect();
+        assert_eq!(ids, vec!["r1", "r2", "r3"]);
         assert_eq!((agg[1].n, agg[1].stddev, agg[1].cv), (1, 0.0, 0.0));
     }
 }

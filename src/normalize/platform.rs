@@ -12,6 +12,7 @@ use crate::config::{glob_match, Config};
 use crate::model::Run;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 /// Where a resolved value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -98,6 +99,16 @@ pub const PLATFORM_KEYS: &[&str] = &[
 
 /// The first port whose state is active (`PORT_ACTIVE (4)`, `Active`, `ACTIVE`), else port 1.
 fn active_port(run: &Run) -> String {
+    // Runs without port facts (most of a large selection) skip the per-port lookups.
+    let has_ports = |prefix: &str| {
+        run.facts
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(prefix))
+    };
+    if !has_ports("port") && !has_ports("device.port") {
+        return "port1".into();
+    }
     for n in 1..=8 {
         let state = run
             .facts

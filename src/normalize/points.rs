@@ -102,11 +102,18 @@ pub fn dimension(run: &Run, platform: &Platform, by: &str) -> Option<String> {
 /// is printed, transactions per second for duration latency tests.
 const HEADLINE: &[&str] = &["bw_avg_gbps", "lat_typical_us", "lat_avg_us", "tps"];
 
-/// The measurement columns the point pipeline reads: what decides whether a row is a whole-test
-/// result, its size and line, and every metric.
-pub fn input_columns() -> Vec<&'static str> {
+/// The measurement columns [`values`] reads for `metrics` (none: each row's headline metric):
+/// what decides whether a row is a whole-test result, its size and line, and those metrics.
+pub fn input_columns(metrics: &[&str]) -> Vec<&'static str> {
     let mut c = vec!["line", "msg_size_bytes", "stream", "row_kind"];
-    c.extend(METRICS.iter().map(|(m, _)| *m));
+    let wanted = |m: &str| {
+        if metrics.is_empty() {
+            HEADLINE.contains(&m)
+        } else {
+            metrics.contains(&m)
+        }
+    };
+    c.extend(METRICS.iter().map(|(m, _)| *m).filter(|m| wanted(m)));
     c
 }
 
@@ -318,34 +325,47 @@ pub fn link_speed(platform: &Platform) -> Option<f64> {
         .and_then(|r| r.value.parse::<f64>().ok())
 }
 
-/// The columns of a [`values`] frame, borrowed for row-wise reading.
-pub struct ValueColumns<'a> {
-    pub run: &'a UInt32Chunked,
-    pub line: &'a UInt32Chunked,
-    pub msg_size_bytes: &'a UInt64Chunked,
-    pub metric: &'a UInt32Chunked,
-    pub value: &'a Float64Chunked,
+/// The columns of a [`values`] frame as vectors, for row-wise reading by index.
+pub struct ValueColumns {
+    pub run: Vec<u32>,
+    pub line: Vec<u32>,
+    pub msg_size_bytes: Vec<Option<u64>>,
+    pub metric: Vec<u32>,
+    pub value: Vec<f64>,
 }
 
-impl<'a> ValueColumns<'a> {
-    pub fn of(values: &'a DataFrame) -> Result<ValueColumns<'a>> {
+impl ValueColumns {
+    pub fn of(values: &DataFrame) -> Result<ValueColumns> {
+        let dense = |name: &str| -> Result<Vec<u32>> {
+            Ok(values
+                .column(name)?
+                .u32()?
+                .iter()
+                .map(|v| v.unwrap_or(0))
+                .collect())
+        };
         Ok(ValueColumns {
-            run: values.column("run")?.u32()?,
-            line: values.column("line")?.u32()?,
-            msg_size_bytes: values.column("msg_size_bytes")?.u64()?,
-            metric: values.column("metric")?.u32()?,
-            value: values.column("value")?.f64()?,
+            run: dense("run")?,
+            line: dense("line")?,
+            msg_size_bytes: values.column("msg_size_bytes")?.u64()?.iter().collect(),
+            metric: dense("metric")?,
+            value: values
+                .column("value")?
+                .f64()?
+                .iter()
+                .map(|v| v.unwrap_or(f64::NAN))
+                .collect(),
         })
     }
 
     /// Row `i` as (run, line, size, metric, value).
     pub fn row(&self, i: usize) -> (usize, u32, Option<u64>, u32, f64) {
         (
-            self.run.get(i).unwrap_or(0) as usize,
-            self.line.get(i).unwrap_or(0),
-            self.msg_size_bytes.get(i),
-            self.metric.get(i).unwrap_or(0),
-            self.value.get(i).unwrap_or(f64::NAN),
+            self.run[i] as usize,
+            self.line[i],
+            self.msg_size_bytes[i],
+            self.metric[i],
+            self.value[i],
         )
     }
 }

@@ -749,7 +749,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
     let cmp_points = points::points(selected, by, None)?;
     let aggs = aggregate::aggregate(&prefer_client(cmp_points))?;
     let comparison = compare::compare(
-        &aggs,
+        aggs,
         &compare::Options {
             by,
             baseline: opts.baseline,

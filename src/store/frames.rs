@@ -12,6 +12,12 @@ use std::collections::BTreeMap;
 /// directory per import under `batches/` and had no `run_seq` or `label:*` columns.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// Run columns that only displays need (the command line, notes and error): verbs that compute
+/// over many runs (compare, gate) leave them unread, and the runs come back without them.
+pub const DETAIL_COLUMNS: &[&str] = &[
+    "command", "program", "wrappers", "flags", "peer", "pipe", "notes", "error",
+];
+
 /// Column of every table that holds the store-wide sequence number of the run.
 pub const RUN_SEQ: &str = "run_seq";
 /// Prefix of the per-label columns of the runs table (`label:platform`), which let `--where`
@@ -183,6 +189,14 @@ fn str_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, String>> {
     Ok(Box::new(c.iter().map(|v| v.map(str::to_string))))
 }
 
+/// Like [`str_iter`], with nulls for a column the reader left out (one of [`DETAIL_COLUMNS`]).
+fn detail_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, String>> {
+    if df.column(name).is_err() {
+        return Ok(Box::new(std::iter::repeat(None)));
+    }
+    str_iter(df, name)
+}
+
 fn u32_iter<'a>(df: &'a DataFrame, name: &str) -> Result<Cells<'a, u32>> {
     Ok(Box::new(df.column(name)?.u32()?.iter()))
 }
@@ -225,15 +239,15 @@ pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
     let mut link_layer = str_iter(df, "link_layer")?;
     let mut connection_type = str_iter(df, "connection_type")?;
     let mut qps = u32_iter(df, "qps")?;
-    let mut command = str_iter(df, "command")?;
-    let mut program = str_iter(df, "program")?;
-    let mut wrappers = str_iter(df, "wrappers")?;
-    let mut flags = str_iter(df, "flags")?;
-    let mut peer = str_iter(df, "peer")?;
-    let mut pipe = str_iter(df, "pipe")?;
+    let mut command = detail_iter(df, "command")?;
+    let mut program = detail_iter(df, "program")?;
+    let mut wrappers = detail_iter(df, "wrappers")?;
+    let mut flags = detail_iter(df, "flags")?;
+    let mut peer = detail_iter(df, "peer")?;
+    let mut pipe = detail_iter(df, "pipe")?;
     let mut facts = str_iter(df, "facts")?;
-    let mut notes = str_iter(df, "notes")?;
-    let mut error = str_iter(df, "error")?;
+    let mut notes = detail_iter(df, "notes")?;
+    let mut error = detail_iter(df, "error")?;
     let mut labels = str_iter(df, "labels")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {

@@ -200,7 +200,8 @@ impl Store {
         Ok((runs, kept))
     }
 
-    /// Reads the runs a plan selects without their measurements, sorted by source and line,
+    /// Reads the runs a plan selects without their measurements and display-only columns
+    /// ([`frames::DETAIL_COLUMNS`]: command line, notes, error), sorted by source and line,
     /// keeps those for which `keep` returns something, and reads only `columns` of the kept
     /// runs' measurements: one frame with a `run` column (the index into the returned runs),
     /// the rows of each run together and in file order. Verbs that compute over many points
@@ -210,10 +211,10 @@ impl Store {
         plan: impl Fn(&query::Snapshot) -> Result<(Option<polars::prelude::Expr>, T)>,
         keep: impl Fn(&Run, &T) -> Option<K>,
         columns: &[&str],
-    ) -> Result<(Vec<(Run, K)>, polars::prelude::DataFrame, T)> {
+    ) -> Result<Selected<K, T>> {
         let ((runs, rows), (_, kept)) =
             self.with_snapshot(plan, |snapshot, (predicate, kept)| {
-                let (runs, seqs) = snapshot.read_runs(predicate.clone())?;
+                let (runs, seqs) = snapshot.read_runs(predicate.clone(), frames::DETAIL_COLUMNS)?;
                 let mut runs: Vec<(u64, Run)> = seqs.into_iter().zip(runs).collect();
                 runs.sort_by(|(_, a), (_, b)| {
                     (&a.source, a.line, &a.run_id).cmp(&(&b.source, b.line, &b.run_id))
@@ -225,10 +226,11 @@ impl Store {
                 let order: Vec<u64> = runs.iter().map(|(seq, _, _)| *seq).collect();
                 let mut sorted = order.clone();
                 sorted.sort_unstable();
-                let rows = query::by_run(snapshot.read_rows(&sorted, columns)?, &order)?;
+                let rows = snapshot.read_rows(&sorted, columns)?;
+                let rows = query::by_run(rows, &order)?;
                 Ok((runs.into_iter().map(|(_, r, k)| (r, k)).collect(), rows))
             })?;
-        Ok((runs, rows, kept))
+        Ok(Selected { runs, rows, kept })
     }
 
     /// Reads the runs for which `predicate` may hold (every run for `None`).
@@ -240,6 +242,17 @@ impl Store {
     pub fn load(&self) -> Result<Vec<Run>> {
         self.select(None)
     }
+}
+
+/// What [`Store::select_rows_with`] read.
+pub struct Selected<K, T> {
+    /// The kept runs (without measurements and display-only columns), sorted by source and
+    /// line, each with what `keep` returned for it.
+    pub runs: Vec<(Run, K)>,
+    /// The requested measurement columns, with `run` indexing `runs`, in run order.
+    pub rows: polars::prelude::DataFrame,
+    /// What the plan kept.
+    pub kept: T,
 }
 
 /// The order every read verb sees: by source, line, then run id.

@@ -65,7 +65,7 @@ impl Snapshot {
     /// The runs (with measurements and samples) for which `predicate` may hold, in `run_seq`
     /// order. `None` reads every run.
     pub fn read(&self, predicate: Option<Expr>) -> Result<Vec<Run>> {
-        let (mut runs, seqs) = self.read_runs(predicate)?;
+        let (mut runs, seqs) = self.read_runs(predicate, &[])?;
         if runs.is_empty() {
             return Ok(runs);
         }
@@ -110,16 +110,21 @@ impl Snapshot {
         Ok(runs)
     }
 
-    /// The runs for which `predicate` may hold, without their measurements, and their
-    /// `run_seq`s, in store order. `None` reads every run.
-    pub fn read_runs(&self, predicate: Option<Expr>) -> Result<(Vec<Run>, Vec<u64>)> {
+    /// The runs for which `predicate` may hold, without their measurements and without the
+    /// `skip` columns (some of [`frames::DETAIL_COLUMNS`]), and their `run_seq`s, in store
+    /// order. `None` reads every run.
+    pub fn read_runs(
+        &self,
+        predicate: Option<Expr>,
+        skip: &[&str],
+    ) -> Result<(Vec<Run>, Vec<u64>)> {
         if self.chunks.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
         let base: Vec<Expr> = self
             .runs_schema
             .iter_names()
-            .filter(|n| !n.starts_with(LABEL_PREFIX))
+            .filter(|n| !n.starts_with(LABEL_PREFIX) && !skip.contains(&n.as_str()))
             .map(|n| col(n.clone()))
             .collect();
         let files: Vec<_> = self.chunks.iter().map(|c| c.runs.clone()).collect();
@@ -238,8 +243,12 @@ fn scan_selected(files: &[std::path::PathBuf], sorted: &[u64]) -> Result<DataFra
 }
 
 /// Replaces the `run_seq` column of `rows` by `run`, the position of the run in `order`, and
-/// sorts the rows by it (stable: each run's rows keep their file order).
+/// puts the rows in run order (each run's rows keep their file order): a counting sort, since
+/// the run index is dense.
 pub(super) fn by_run(rows: DataFrame, order: &[u64]) -> Result<DataFrame> {
+    if rows.height() == 0 || rows.column(RUN_SEQ).is_err() {
+        return Ok(rows);
+    }
     let position: HashMap<u64, u32> = order
         .iter()
         .enumerate()
@@ -254,11 +263,19 @@ pub(super) fn by_run(rows: DataFrame, order: &[u64]) -> Result<DataFrame> {
                 .context("a points row of a run that was not selected")
         })
         .collect::<Result<_>>()?;
+    let mut start = vec![0 as IdxSize; order.len() + 1];
+    for &r in &run {
+        start[r as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut perm = vec![0 as IdxSize; run.len()];
+    for (row, &r) in run.iter().enumerate() {
+        perm[start[r as usize] as usize] = row as IdxSize;
+        start[r as usize] += 1;
+    }
     let mut rows = rows.drop(RUN_SEQ)?;
     rows.with_column(Column::new("run".into(), run))?;
-    rows.sort(
-        ["run"],
-        SortMultipleOptions::default().with_maintain_order(true),
-    )
-    .map_err(anyhow::Error::from)
+    Ok(rows.take(&IdxCa::from_vec("perm".into(), perm))?)
 }
