@@ -52,6 +52,11 @@ pub enum Command {
     /// Inspect and maintain the store: `info`, `compact`, `migrate`.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Print a shell completion script, e.g. `linkperf completions bash > ~/.local/share/bash-completion/completions/linkperf`.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -49,6 +49,10 @@ impl From<ExitStatus> for ExitCode {
 
 /// Runs the parsed command line.
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
+    // Completions read no project file: a broken `linkperf.toml` must not block them.
+    if let cli::Command::Completions { shell } = cli.command {
+        return commands::completions::run(shell);
+    }
     let config = match &cli.config {
         Some(path) => config::Config::load(path, true)?,
         None => config::Config::load(std::path::Path::new("linkperf.toml"), false)?,
@@ -65,5 +69,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitStatus> {
         cli::Command::Devices(args) => commands::devices::run(&args),
         cli::Command::Bench(args) => commands::bench::run(&cli.store, &args),
         cli::Command::Store(cmd) => commands::store::run(&cli.store, &cmd),
+        cli::Command::Completions { shell } => commands::completions::run(shell),
     }
 }

@@ -317,3 +317,56 @@ fn native_runner_verbs_explain_themselves() {
         }
     }
 }
+
+#[test]
+fn completion_scripts_for_bash_zsh_and_fish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let bash = ok(&linkperf(&store, &["completions", "bash"]));
+    for verb in [
+        "import",
+        "compare",
+        "gate",
+        "history",
+        "report",
+        "completions",
+    ] {
+        assert!(bash.contains(verb), "bash completion lacks {verb}");
+    }
+    let script = tmp.path().join("linkperf.bash");
+    std::fs::write(&script, &bash).unwrap();
+    let check = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "bash -n: {}", text(&check));
+    // The script loads and registers its completion function.
+    let loaded = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p linkperf",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&loaded.stdout).contains("linkperf"),
+        "{}",
+        text(&loaded)
+    );
+    for shell in ["zsh", "fish"] {
+        assert!(ok(&linkperf(&store, &["completions", shell])).contains("linkperf"));
+    }
+    // A broken project file does not block completions.
+    let broken = tmp.path().join("broken.toml");
+    std::fs::write(&broken, "this is [not toml").unwrap();
+    let o = common::linkperf_env(
+        &store,
+        &["completions", "bash"],
+        &[("LINKPERF_CONFIG", broken.to_str().unwrap())],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let bad = linkperf(&store, &["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod completions;
 pub mod devices;
 pub mod export;
 pub mod gate;

@@ -194,12 +194,9 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        lines.extend(crate::ingest::fixture_lines_with(
-            &["fixtures", "../shared/seeds", "../shared/samples"],
-            "@",
-        ));
-        assert!(lines.len() > 100, "{} lines with @", lines.len());
+        lines.extend(crate::ingest::fixture_lines_with(&["fixtures"], "@"));
         let mut by_hand_count = 0;
+        let mut by_regex_count = 0;
         for line in &lines {
             let by_regex = USER_HOST_PROMPT.captures(line).map(|c| {
                 (
@@ -207,13 +204,19 @@ mod tests {
                     c.name("cmd").unwrap().as_str(),
                 )
             });
+            by_regex_count += usize::from(by_regex.is_some());
             if let Some(by_hand) = plain_user_host(line) {
                 assert_eq!(Some(by_hand), by_regex, "{line:?}");
                 by_hand_count += 1;
             }
         }
-        // The hand path must carry the common case, not just agree when it rarely answers.
-        assert!(by_hand_count > 100, "{by_hand_count} prompts read by hand");
+        // The hand path must carry the common case, not just agree when it rarely answers: most
+        // of the prompts the regex finds in the project's real transcripts (fixtures/ only, so a
+        // clone on its own tests the same lines as CI).
+        assert!(
+            by_hand_count >= 60 && by_hand_count * 10 >= by_regex_count * 8,
+            "{by_hand_count} of {by_regex_count} prompts read by hand"
+        );
     }
 
     #[test]
