@@ -251,6 +251,10 @@ pub struct CompareArgs {
     /// Relative difference that still counts as the same (0.01 = 1 %).
     #[arg(long, default_value_t = 0.01)]
     pub same_within: f64,
+    /// List every point that some group lacks as its own row (by default they are folded into
+    /// one line per test, role and MTU; JSON and CSV always list them).
+    #[arg(long)]
+    pub show_missing: bool,
 }
 
 #[derive(Debug, clap::Args)]

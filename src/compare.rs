@@ -213,6 +213,131 @@ pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
     })
 }
 
+/// Points of one (test, role, MTU) that not every group has, folded into one line: a comparison
+/// of platforms where one ran MTU 1024 and the other did not would otherwise list every size of
+/// it as `missing`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partial {
+    pub test: String,
+    pub role: String,
+    pub mtu: String,
+    /// How many points (rows) are folded.
+    pub points: usize,
+    /// Their message sizes, distinct and sorted.
+    pub sizes: Vec<Option<u64>>,
+    /// Groups that have some of these points, with how many.
+    pub present: Vec<(String, usize)>,
+    /// Groups that lack some of them, with how many.
+    pub missing: Vec<(String, usize)>,
+}
+
+impl Partial {
+    /// `kunpeng920 only: ib_read_bw client, MTU 1024, 23 sizes (2 B … 8 MiB); missing in s5000c-b850`.
+    pub fn describe(&self) -> String {
+        let sizes: Vec<u64> = self.sizes.iter().flatten().copied().collect();
+        let what = match (sizes.first(), sizes.last()) {
+            (Some(lo), Some(hi)) if lo != hi => format!(
+                "{} sizes ({} … {})",
+                sizes.len(),
+                crate::format::bytes_label(*lo as f64),
+                crate::format::bytes_label(*hi as f64)
+            ),
+            (Some(one), _) => format!("size {}", crate::format::bytes_label(*one as f64)),
+            _ if self.points == 1 => "1 point".to_string(),
+            _ => format!("{} points", self.points),
+        };
+        let mtu = if self.mtu == "-" {
+            String::new()
+        } else {
+            format!(", MTU {}", self.mtu)
+        };
+        let uniform = self.present.iter().all(|(_, n)| *n == self.points)
+            && self.missing.iter().all(|(_, n)| *n == self.points);
+        let list = |groups: &[(String, usize)], counts: bool| {
+            groups
+                .iter()
+                .map(|(g, n)| {
+                    if counts {
+                        format!("{g} ({n})")
+                    } else {
+                        g.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if uniform {
+            format!(
+                "{} only: {} {}{mtu}, {what}; missing in {}",
+                list(&self.present, false),
+                self.test,
+                self.role,
+                list(&self.missing, false)
+            )
+        } else {
+            format!(
+                "{} {}{mtu}: {what} not in every group; present in {}; missing in {}",
+                self.test,
+                self.role,
+                list(&self.present, true),
+                list(&self.missing, true)
+            )
+        }
+    }
+}
+
+/// Splits a comparison's rows into those every group has and, for the rest, one [`Partial`] per
+/// (test, role, MTU), in row order.
+pub fn fold(c: &Comparison) -> (Vec<&Row>, Vec<Partial>) {
+    let mut complete = Vec::new();
+    let mut partial: BTreeMap<(&str, &str, &str), Vec<&Row>> = BTreeMap::new();
+    let mut order = Vec::new();
+    for r in &c.rows {
+        if r.cells.iter().all(|cell| cell.stats.is_some()) {
+            complete.push(r);
+        } else {
+            let key = (r.key.test.as_str(), r.key.role.as_str(), r.key.mtu.as_str());
+            if !partial.contains_key(&key) {
+                order.push(key);
+            }
+            partial.entry(key).or_default().push(r);
+        }
+    }
+    let folded = order
+        .into_iter()
+        .map(|key| {
+            let rows = &partial[&key];
+            let count = |has: bool| -> Vec<(String, usize)> {
+                c.groups
+                    .iter()
+                    .filter_map(|g| {
+                        let n = rows
+                            .iter()
+                            .filter(|r| {
+                                r.cells
+                                    .iter()
+                                    .any(|cell| &cell.group == g && cell.stats.is_some() == has)
+                            })
+                            .count();
+                        (n > 0).then(|| (g.clone(), n))
+                    })
+                    .collect()
+            };
+            let sizes: BTreeSet<Option<u64>> = rows.iter().map(|r| r.key.msg_size_bytes).collect();
+            Partial {
+                test: key.0.to_string(),
+                role: key.1.to_string(),
+                mtu: key.2.to_string(),
+                points: rows.len(),
+                sizes: sizes.into_iter().collect(),
+                present: count(true),
+                missing: count(false),
+            }
+        })
+        .collect();
+    (complete, folded)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

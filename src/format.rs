@@ -18,6 +18,17 @@ pub fn num(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// `8388608` → `8 MiB`.
+pub fn bytes_label(bytes: f64) -> String {
+    let b = bytes.round() as u64;
+    match b {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
 /// `0.977` → `97.7 %`.
 pub fn pct(share: f64) -> String {
     format!("{:.1} %", share * 100.0)

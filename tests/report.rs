@@ -3,7 +3,7 @@
 //! `.ci/run` (tests/browser/check_report.sh).
 
 mod common;
-use common::{linkperf, ok};
+use common::{linkperf, ok, root};
 
 use std::path::{Path, PathBuf};
 
@@ -248,4 +248,73 @@ fn bench_intervals_chart_throughput_over_time() {
         "fractional time ticks: {ticks:?}"
     );
     assert!(svg.contains("time (s)") && svg.contains("throughput (Gbit/s)"));
+}
+
+/// At most one `missing` line per (test, MTU, role): points one platform lacks are folded, not
+/// listed size by size. Checked on the committed example report and on a fresh one.
+fn assert_missing_folded(report_md: &str) {
+    let mut seen = std::collections::BTreeSet::new();
+    for line in report_md.lines().filter(|l| l.contains("missing")) {
+        assert!(
+            !line.starts_with('|'),
+            "a comparison row of `missing` values: {line}"
+        );
+        // `- kunpeng920 only: ib_read_bw client, MTU 1024, 23 sizes …; missing in s5000c-b850`
+        let what = line.split_once(": ").map_or(line, |(_, w)| w);
+        let group: Vec<&str> = what.split(", ").take(2).collect();
+        assert!(
+            seen.insert(group.join(", ")),
+            "two missing lines for {group:?}"
+        );
+    }
+}
+
+#[test]
+fn points_one_group_lacks_are_folded_into_one_line_per_test_mtu_and_role() {
+    let example = root().join("reports/kunpeng920-vs-s5000c-b850/report.md");
+    let committed = std::fs::read_to_string(example).unwrap();
+    assert_missing_folded(&committed);
+    assert!(
+        committed.contains("- kunpeng920 only: ib_write_bw client, MTU 1024, 23 sizes (2 B … 8 MiB); missing in s5000c-b850"),
+        "the MTU 1024 runs of Kunpeng 920 are summarised"
+    );
+    let (tmp, store) = store(("kunpeng920", "s5000c-b850"));
+    let out = tmp.path().join("r");
+    ok(&linkperf(&store, &["report", "-o", out.to_str().unwrap()]));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert_missing_folded(&md);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<h3>Only in some groups</h3>"));
+    assert!(
+        !html.contains(">missing<"),
+        "no `missing` cells in the HTML table"
+    );
+    // compare folds the same points; --show-missing and JSON keep every one.
+    let folded = ok(&linkperf(
+        &store,
+        &["compare", "--where", "test=ib_write_bw,role=client"],
+    ));
+    assert_eq!(folded.matches("missing").count(), 2, "{folded}"); // the line and the hint
+    assert!(folded.contains("- kunpeng920 only: ib_write_bw client, MTU 1024, 23 sizes"));
+    let all = ok(&linkperf(
+        &store,
+        &[
+            "compare",
+            "--where",
+            "test=ib_write_bw,role=client",
+            "--show-missing",
+        ],
+    ));
+    assert_eq!(all.matches("missing").count(), 2 * 23, "{all}");
+    let json = ok(&linkperf(
+        &store,
+        &[
+            "compare",
+            "--where",
+            "test=ib_write_bw,role=client",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(json.matches("\"missing\"").count(), 23);
 }

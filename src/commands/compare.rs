@@ -76,9 +76,9 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
     )?;
     let text = match args.format {
         CompareFormat::Json => serde_json::to_string_pretty(&comparison)? + "\n",
-        CompareFormat::Table => render(&comparison, Style::Text),
-        CompareFormat::Markdown => render(&comparison, Style::Markdown),
-        CompareFormat::Csv => render(&comparison, Style::Csv),
+        CompareFormat::Table => render(&comparison, Style::Text, args.show_missing),
+        CompareFormat::Markdown => render(&comparison, Style::Markdown, args.show_missing),
+        CompareFormat::Csv => render(&comparison, Style::Csv, true),
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     super::free_at_exit((comparison, selection));
@@ -93,8 +93,16 @@ enum Style {
 }
 
 /// One table row per point; per group its median (with n and CV for repeats), then for the
-/// other groups the ratio to the baseline and the verdict, and the share of line rate.
-fn render(c: &Comparison, style: Style) -> String {
+/// other groups the ratio to the baseline and the verdict, and the share of line rate. Points
+/// some group lacks are folded into one line per (test, role, MTU) below the table unless
+/// `show_missing`.
+fn render(c: &Comparison, style: Style, show_missing: bool) -> String {
+    let (complete, partial) = compare::fold(c);
+    let shown: Vec<&compare::Row> = if show_missing {
+        c.rows.iter().collect()
+    } else {
+        complete
+    };
     let mut headers: Vec<String> = ["test", "role", "conn", "mtu", "qps", "size", "metric"]
         .iter()
         .map(|s| s.to_string())
@@ -105,15 +113,14 @@ fn render(c: &Comparison, style: Style) -> String {
             headers.push(format!("{g} vs {}", c.baseline));
         }
     }
-    let any_line_rate = c
-        .rows
+    let any_line_rate = shown
         .iter()
         .any(|r| r.cells.iter().any(|x| x.line_rate_share.is_some()));
     if any_line_rate {
         headers.push("line rate".into());
     }
     let mut rows = Vec::new();
-    for r in &c.rows {
+    for r in &shown {
         let k = &r.key;
         let mut row = vec![
             k.test.clone(),
@@ -159,6 +166,16 @@ fn render(c: &Comparison, style: Style) -> String {
         Style::Markdown => format::markdown_table(&headers, &rows),
         Style::Csv => return format::csv(&headers, &rows),
     };
+    if !show_missing && !partial.is_empty() {
+        out.push_str(if style == Style::Markdown {
+            "\n**Only in some groups** (`--show-missing` lists every point)\n\n"
+        } else {
+            "\nOnly in some groups (--show-missing lists every point):\n"
+        });
+        for p in &partial {
+            out.push_str(&format!("- {}\n", p.describe()));
+        }
+    }
     if !c.findings.is_empty() {
         out.push_str(if style == Style::Markdown {
             "\n**Findings**\n\n"

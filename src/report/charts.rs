@@ -55,16 +55,7 @@ pub struct XyChart {
     pub hlines: Vec<(f64, String)>,
 }
 
-/// `8388608` → `8 MiB`.
-pub fn bytes_label(bytes: f64) -> String {
-    let b = bytes.round() as u64;
-    match b {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} B"),
-    }
-}
+pub use crate::format::bytes_label;
 
 /// Axis tick labels: whole numbers without decimals (`100`, not `100.00`).
 fn axis_number(v: f64) -> String {

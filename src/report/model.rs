@@ -92,6 +92,8 @@ pub struct Context {
     pub findings: Vec<String>,
     pub sections: Vec<Section>,
     pub comparison: Table,
+    /// Points some group lacks, one line per (test, role, MTU), instead of rows of `missing`.
+    pub only_in_some: Vec<String>,
     pub regressions: Option<Table>,
 }
 
@@ -767,8 +769,9 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
             headers.push(format!("{g} vs {}", comparison.baseline));
         }
     }
-    let rows = comparison
-        .rows
+    let (complete, partial) = compare::fold(&comparison);
+    let only_in_some: Vec<String> = partial.iter().map(compare::Partial::describe).collect();
+    let rows = complete
         .iter()
         .map(|r| {
             let mut row = vec![
@@ -919,6 +922,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         findings,
         sections,
         comparison: Table { headers, rows },
+        only_in_some,
         regressions,
     })
 }
