@@ -108,6 +108,7 @@ fn main() {
             baseline: Some("kunpeng920"),
             filters: &[],
             gate: None,
+            history_by: "source",
         },
     )
     .expect("report model");

@@ -317,6 +317,18 @@ pub struct HistoryArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Keys that split series, as in `gate` (test, role, connection_type, qps, msg_size,
+    /// platform, mtu). MTU is left out by default: a run at another MTU is a step in the same
+    /// series, reported with the change.
+    #[arg(
+        long,
+        default_value = "test,role,connection_type,qps,msg_size,platform"
+    )]
+    pub pair_by: String,
+    /// Exit 1 when the latest step of a series is a regression beyond the gate's threshold
+    /// for its metric (`[gate]` thresholds and rules of linkperf.toml).
+    #[arg(long)]
+    pub fail_on_change: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -346,6 +358,10 @@ pub struct ReportArgs {
     /// A `linkperf gate --json` file: adds a regressions section.
     #[arg(long)]
     pub gate: Option<PathBuf>,
+    /// What orders runs for the history section (shown when a point has runs at four or more
+    /// positions): `source` (file path, then line) or `label:NAME` (e.g. `label:night`).
+    #[arg(long, default_value = "source")]
+    pub history_by: String,
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,6 +7,9 @@
 //! p < alpha). With a single run on each side the threshold alone decides, and the decision
 //! says so. A bandwidth floor (share of line rate) fails a point on its own.
 
+use crate::config::GateConfig;
+use crate::model::Run;
+use crate::normalize::platform::Platform;
 use crate::normalize::points::Direction;
 use crate::stats;
 use serde::Serialize;
@@ -19,6 +22,58 @@ pub fn default_threshold(metric: &str) -> f64 {
         "lat_p99_us" | "lat_p999_us" | "lat_max_us" => 0.20,
         _ => 0.10,
     }
+}
+
+/// The rule for a metric at a point: the last matching `[[gate.rule]]`, else `[gate.thresholds]`,
+/// else the default.
+pub fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>) -> Rule {
+    let mut rule = Rule {
+        threshold: config
+            .thresholds
+            .get(metric)
+            .copied()
+            .unwrap_or_else(|| default_threshold(metric)),
+        floor_line_rate: None,
+        alpha: config.alpha,
+    };
+    for r in &config.rules {
+        let applies = r.test.as_deref().is_none_or(|t| t == test)
+            && r.metric.as_deref().is_none_or(|m| m == metric)
+            && r.min_size.is_none_or(|min| size.is_some_and(|s| s >= min))
+            && r.max_size.is_none_or(|max| size.is_some_and(|s| s <= max));
+        if applies {
+            if let Some(t) = r.threshold {
+                rule.threshold = t;
+            }
+            if r.floor_line_rate.is_some() && metric.starts_with("bw_") {
+                rule.floor_line_rate = r.floor_line_rate;
+            }
+        }
+    }
+    rule
+}
+
+/// Configuration facts of a run that explain performance changes.
+pub fn config_facts(run: &Run, p: &Platform) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(m) = run.mtu {
+        out.push(("mtu", m.to_string()));
+    }
+    for (key, fact) in [
+        ("tx_depth", "tx_depth"),
+        ("inline", "max_inline_data"),
+        ("outstanding_reads", "outstand_reads"),
+    ] {
+        if let Some(v) = run.facts.get(fact) {
+            out.push((key, v.clone()));
+        }
+    }
+    for key in ["firmware", "driver"] {
+        if let Some(r) = p.get(key) {
+            out.push((key, r.value.clone()));
+        }
+    }
+    out
 }
 
 /// The rule for one metric at one point.

@@ -21,6 +21,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod store;
+pub mod trend;
 pub mod units;
 pub mod verbs;
 

@@ -11,7 +11,6 @@ use crate::format;
 use crate::gate::{self, Decision, Outcome, Rule};
 use crate::model::Run;
 use crate::normalize::aggregate;
-use crate::normalize::platform::Platform;
 use crate::normalize::points::{self, PointKey, RunKey};
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
@@ -65,58 +64,6 @@ impl GatePoint {
             self.metric
         )
     }
-}
-
-/// Configuration facts of a run that explain performance changes.
-fn config_facts(run: &Run, p: &Platform) -> Vec<(&'static str, String)> {
-    let mut out = Vec::new();
-    if let Some(m) = run.mtu {
-        out.push(("mtu", m.to_string()));
-    }
-    for (key, fact) in [
-        ("tx_depth", "tx_depth"),
-        ("inline", "max_inline_data"),
-        ("outstanding_reads", "outstand_reads"),
-    ] {
-        if let Some(v) = run.facts.get(fact) {
-            out.push((key, v.clone()));
-        }
-    }
-    for key in ["firmware", "driver"] {
-        if let Some(r) = p.get(key) {
-            out.push((key, r.value.clone()));
-        }
-    }
-    out
-}
-
-/// The rule for a metric at a point: the last matching `[[gate.rule]]`, else `[gate.thresholds]`,
-/// else the default.
-fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>) -> Rule {
-    let mut rule = Rule {
-        threshold: config
-            .thresholds
-            .get(metric)
-            .copied()
-            .unwrap_or_else(|| gate::default_threshold(metric)),
-        floor_line_rate: None,
-        alpha: config.alpha,
-    };
-    for r in &config.rules {
-        let applies = r.test.as_deref().is_none_or(|t| t == test)
-            && r.metric.as_deref().is_none_or(|m| m == metric)
-            && r.min_size.is_none_or(|min| size.is_some_and(|s| s >= min))
-            && r.max_size.is_none_or(|max| size.is_some_and(|s| s <= max));
-        if applies {
-            if let Some(t) = r.threshold {
-                rule.threshold = t;
-            }
-            if r.floor_line_rate.is_some() && metric.starts_with("bw_") {
-                rule.floor_line_rate = r.floor_line_rate;
-            }
-        }
-    }
-    rule
 }
 
 /// What a pair's points have in common, from its first point.
@@ -210,7 +157,7 @@ fn collect(
             (
                 id,
                 key,
-                config_facts(run, platform),
+                gate::config_facts(run, platform),
                 points::link_speed(platform),
             )
         }));
@@ -302,7 +249,7 @@ pub fn evaluate(
         let Ok(direction) = points::direction(&metric) else {
             continue;
         };
-        let rule = rule_for(config, &sample.key.test, &metric, sample.key.msg_size_bytes);
+        let rule = gate::rule_for(config, &sample.key.test, &metric, sample.key.msg_size_bytes);
         let decision = gate::decide(
             &b.values,
             &c.values,

@@ -1,35 +1,38 @@
 //! `linkperf history`: each point's metric over the stored runs, in a chosen order, with the
-//! change points PELT finds (see `changepoint`), so a slow drift shows even when every step is
-//! under the gate's threshold.
+//! change points PELT finds (see `trend` and `changepoint`), so a slow drift shows even when
+//! every step is under the gate's threshold. `--fail-on-change` exits 1 when the latest step of
+//! a series is a regression beyond the gate's threshold.
 
-use crate::changepoint::{self, ChangePoint};
 use crate::cli::HistoryArgs;
 use crate::config::Config;
 use crate::format;
-use crate::normalize::points::{self, PointKey};
+use crate::normalize::points;
+use crate::trend::{self, Series, Step};
 use crate::ExitStatus;
 use anyhow::{bail, Result};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-/// (order value, metric value, source:line).
-type HistoryValue = (String, f64, String);
-
-#[derive(Debug, Serialize)]
-struct Series {
-    platform: String,
-    key: PointKey,
-    /// (order value, metric value, source:line) in history order.
-    values: Vec<HistoryValue>,
-    change_points: Vec<ChangePoint>,
+#[derive(Serialize)]
+struct Judged<'a> {
+    #[serde(flatten)]
+    series: &'a Series,
+    /// The latest change point, judged like a gate decision.
+    latest_step: Option<Step>,
 }
 
 pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<ExitStatus> {
     if let Some(m) = &args.metric {
         points::direction(m)?;
     }
+    let pair_by: Vec<&str> = args
+        .pair_by
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    trend::check_pair_by(&pair_by)?;
     let selected = super::selection::load(store_dir, config, &args.filters)?;
     if selected.is_empty() {
         bail!(
@@ -37,60 +40,44 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
             args.filters
         );
     }
-    let order_of =
-        |run: &crate::model::Run, p: &crate::normalize::platform::Platform| -> Option<String> {
-            match args.order_by.as_str() {
-                "source" => Some(format!("{}:{:08}", run.source, run.line)),
-                other => points::dimension(run, p, other),
-            }
-        };
-    let runs_by_id: BTreeMap<&str, &(crate::model::Run, crate::normalize::platform::Platform)> =
-        selected
-            .iter()
-            .map(|rp| (rp.0.run_id.as_str(), rp))
-            .collect();
-    let pts = points::points(&selected, "platform", args.metric.as_deref())?;
-    let mut series: BTreeMap<(String, PointKey), Vec<HistoryValue>> = BTreeMap::new();
-    for p in &pts {
-        let (run, platform) = runs_by_id[p.run_id.as_str()];
-        let Some(order) = order_of(run, platform) else {
-            continue;
-        };
-        let mut key = p.key.clone();
-        if args.order_by == "mtu" {
-            // The order dimension is the axis of the series, not part of its key.
-            key.mtu = "*".into();
-        }
-        series.entry((p.group.clone(), key)).or_default().push((
-            order,
-            p.value,
-            format!("{}:{}", p.source, p.line),
-        ));
-    }
-    let mut out = Vec::new();
-    for ((platform, key), mut values) in series {
-        // Numbers (MTU, dates as numbers) in numeric order, text in text order.
-        values.sort_by(|a, b| match (a.0.parse::<f64>(), b.0.parse::<f64>()) {
-            (Ok(x), Ok(y)) => x.total_cmp(&y),
-            _ => a.0.cmp(&b.0),
-        });
-        let xs: Vec<f64> = values.iter().map(|v| v.1).collect();
-        let change_points = changepoint::detect(&xs, 2, args.min_change);
-        if args.all || !change_points.is_empty() {
-            out.push(Series {
-                platform,
-                key,
-                values,
-                change_points,
-            });
-        }
-    }
+    let all = trend::series(
+        &selected,
+        &trend::Options {
+            order_by: &args.order_by,
+            metric: args.metric.as_deref(),
+            pair_by: &pair_by,
+            min_change: args.min_change,
+        },
+    )?;
+    let out: Vec<Judged> = all
+        .iter()
+        .filter(|s| args.all || !s.change_points.is_empty())
+        .map(|s| Judged {
+            series: s,
+            latest_step: trend::latest_step(s, &config.gate),
+        })
+        .collect();
+    let regressions: Vec<&Judged> = out
+        .iter()
+        .filter(|j| j.latest_step.as_ref().is_some_and(|s| s.regression))
+        .collect();
+    let failed = args.fail_on_change && !regressions.is_empty();
+    let status = if failed {
+        ExitStatus::Regression
+    } else {
+        ExitStatus::Success
+    };
     let mut stdout = std::io::stdout().lock();
     if args.json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&out)?)?;
-        return Ok(ExitStatus::Success);
+        return Ok(status);
     }
-    for s in &out {
+    let axis = args
+        .order_by
+        .strip_prefix("label:")
+        .unwrap_or(&args.order_by);
+    for j in &out {
+        let s = j.series;
         let k = &s.key;
         writeln!(
             stdout,
@@ -110,8 +97,9 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
         for c in &s.change_points {
             writeln!(
                 stdout,
-                "  change point before run {} ({}): {} → {} ({:+.1} %)",
+                "  change point before run {} ({axis}={}, {}): {} → {} ({:+.1} %)",
                 c.index + 1,
+                s.values[c.index].0,
                 s.values[c.index].2,
                 format::num(c.mean_before),
                 format::num(c.mean_after),
@@ -125,5 +113,38 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
             "no change points found (use --all to list every series)"
         )?;
     }
-    Ok(ExitStatus::Success)
+    if args.fail_on_change {
+        for j in &regressions {
+            let step = j.latest_step.as_ref().expect("a regression has a step");
+            writeln!(
+                stdout,
+                "regression: {}: step at {axis}={} ({}): {} → {} ({:+.1} %, beyond the {:.0} % threshold){}",
+                trend::describe(j.series),
+                step.order,
+                step.source,
+                format::num(step.mean_before),
+                format::num(step.mean_after),
+                step.relative_change * 100.0,
+                step.threshold * 100.0,
+                if step.config_changes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; config: {}", step.config_changes.join(", "))
+                }
+            )?;
+        }
+        writeln!(
+            stdout,
+            "{}",
+            if failed {
+                format!(
+                    "FAILED: the latest step of {} series is a regression",
+                    regressions.len()
+                )
+            } else {
+                "passed: no series ends in a regression step".to_string()
+            }
+        )?;
+    }
+    Ok(status)
 }

@@ -45,6 +45,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &ReportArgs) -> Result<ExitS
             baseline: args.baseline.as_deref(),
             filters: &args.filters,
             gate,
+            history_by: &args.history_by,
         },
     )?;
     let files = report::write(

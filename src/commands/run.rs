@@ -150,6 +150,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
             templates: None,
             dump_context: false,
             gate: None,
+            history_by: "source".into(),
         };
         let stdout_report = super::report::run(store_dir, config, &report_args);
         match stdout_report {

@@ -23,12 +23,15 @@ const HEIGHT: u32 = 380;
 const LEGEND_WIDTH: u32 = 210;
 
 /// What the x axis shows.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum XAxis {
     /// Message size in bytes, plotted as log2 with byte-size ticks (2 B … 8 MiB).
+    #[default]
     Bytes,
     /// Time in seconds, linear.
     Seconds,
+    /// Positions 0, 1, 2 … of a history (nights, builds), ticked with `XyChart::x_labels`.
+    Order,
 }
 
 /// One line of an x/y chart.
@@ -43,7 +46,7 @@ pub struct Series {
 }
 
 /// An x/y line chart.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct XyChart {
     pub title: String,
     pub x_axis: XAxis,
@@ -53,6 +56,10 @@ pub struct XyChart {
     pub series: Vec<Series>,
     /// Horizontal reference lines: (y, label).
     pub hlines: Vec<(f64, String)>,
+    /// Vertical markers (change points): (x, label), dashed.
+    pub vlines: Vec<(f64, String)>,
+    /// Tick labels of an [`XAxis::Order`] axis, one per position.
+    pub x_labels: Vec<String>,
 }
 
 pub use crate::format::bytes_label;
@@ -73,6 +80,19 @@ fn seconds_label(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+fn axis_is_order(c: &XyChart) -> bool {
+    c.x_axis == XAxis::Order
+}
+
+/// The label of position `x` on an order axis; ticks between positions stay blank.
+fn order_label(labels: &[String], x: f64) -> String {
+    let i = x.round();
+    if (x - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    labels.get(i as usize).cloned().unwrap_or_default()
+}
+
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("chart drawing failed: {e}")
 }
@@ -80,7 +100,7 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
 fn x_of(axis: XAxis, x: f64) -> f64 {
     match axis {
         XAxis::Bytes => x.max(1.0).log2(),
-        XAxis::Seconds => x,
+        XAxis::Seconds | XAxis::Order => x,
     }
 }
 
@@ -119,11 +139,17 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
         if x1 <= x0 {
             x1 = x0 + 1.0;
         }
+        if axis_is_order(c) {
+            // Half a position of room on each side, so the first and last points are not on
+            // the frame.
+            (x0, x1) = (-0.5, c.x_labels.len().max(1) as f64 - 0.5);
+        }
         let x_desc = c.x_desc.clone();
         let axis = c.x_axis;
         let x_fmt = move |x: &f64| match axis {
             XAxis::Bytes => bytes_label(2f64.powf(*x)),
             XAxis::Seconds => seconds_label(*x),
+            XAxis::Order => order_label(&c.x_labels, *x),
         };
         let y_fmt = |y: &f64| axis_number(*y);
         macro_rules! draw {
@@ -135,10 +161,10 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
                     .y_desc(c.y_desc.as_str())
                     .x_label_formatter(&x_fmt)
                     .y_label_formatter(&y_fmt)
-                    .x_labels(if axis == XAxis::Bytes {
-                        ((x1 - x0) as usize / 2).clamp(2, 12)
-                    } else {
-                        10
+                    .x_labels(match axis {
+                        XAxis::Bytes => ((x1 - x0) as usize / 2).clamp(2, 12),
+                        XAxis::Seconds => 10,
+                        XAxis::Order => c.x_labels.len().clamp(2, 16) + 1,
                     })
                     .light_line_style(RGBColor(235, 235, 235))
                     .draw()
@@ -149,6 +175,20 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
                             vec![(x0, *y), (x1, *y)],
                             BLACK.stroke_width(1),
                         )))
+                        .map_err(err)?;
+                }
+                let (ylo, yhi) = {
+                    let r = chart.plotting_area().get_y_range();
+                    (r.start, r.end)
+                };
+                for (x, _) in &c.vlines {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            vec![(*x, ylo), (*x, yhi)],
+                            4,
+                            4,
+                            RGBColor(120, 120, 120).stroke_width(1),
+                        ))
                         .map_err(err)?;
                 }
                 for s in &c.series {
@@ -341,6 +381,7 @@ mod tests {
                 colour: 0,
             }],
             hlines: vec![(100.0, "line rate 100 Gbit/s".into())],
+            ..Default::default()
         })
         .unwrap();
         for text in [

@@ -6,6 +6,7 @@
 //! renamed into place, so a half-written report is never left behind.
 
 pub mod charts;
+pub mod history;
 pub mod model;
 
 use anyhow::{anyhow, Context as _, Result};
@@ -128,10 +129,9 @@ pub fn write(
             put("index.html", &render(env, "report.html", ctx, templates)?)?;
         }
         if what.markdown {
-            for s in &ctx.sections {
-                for c in &s.charts {
-                    put(&c.file, &c.svg)?;
-                }
+            let history = ctx.history.iter().flat_map(|h| &h.charts);
+            for c in ctx.sections.iter().flat_map(|s| &s.charts).chain(history) {
+                put(&c.file, &c.svg)?;
             }
             put("report.md", &render(env, "report.md", ctx, templates)?)?;
             put("summary.md", &render(env, "summary.md", ctx, templates)?)?;

@@ -22,14 +22,14 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn text(t: impl Into<String>) -> Cell {
+    pub(super) fn text(t: impl Into<String>) -> Cell {
         Cell {
             text: t.into(),
             class: String::new(),
             source: String::new(),
         }
     }
-    fn num(v: f64, source: &str) -> Cell {
+    pub(super) fn num(v: f64, source: &str) -> Cell {
         Cell {
             text: format::num(v),
             class: "num".into(),
@@ -94,6 +94,8 @@ pub struct Context {
     pub comparison: Table,
     /// Points some group lacks, one line per (test, role, MTU), instead of rows of `missing`.
     pub only_in_some: Vec<String>,
+    /// Each test's headline point over the runs' order, when the selection holds a history.
+    pub history: Option<super::history::History>,
     pub regressions: Option<Table>,
 }
 
@@ -104,6 +106,8 @@ pub struct Options<'a> {
     pub baseline: Option<&'a str>,
     pub filters: &'a [String],
     pub gate: Option<serde_json::Value>,
+    /// What orders runs for the history section: `source` or `label:NAME`.
+    pub history_by: &'a str,
 }
 
 /// Provenance that stays readable (and the HTML small) for points aggregated over many runs:
@@ -121,7 +125,7 @@ fn provenance(sources: &[String]) -> String {
     }
 }
 
-fn slug(s: &str) -> String {
+pub(super) fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -202,7 +206,7 @@ fn series_from(
         .collect()
 }
 
-fn chart(section: &str, kind: &str, title: String, svg: String) -> Chart {
+pub(super) fn chart(section: &str, kind: &str, title: String, svg: String) -> Chart {
     let id = format!("{}-{}", slug(section), kind);
     Chart {
         file: format!("charts/{id}.svg"),
@@ -291,6 +295,7 @@ fn sized_section(
             y_log: false,
             series: series_from(&bw, colours, false, ""),
             hlines,
+            ..Default::default()
         })?;
         charts_out.push(chart(
             test,
@@ -308,6 +313,7 @@ fn sized_section(
                 y_log: false,
                 series: series_from(&rate, colours, false, ""),
                 hlines: vec![],
+                ..Default::default()
             })?;
             charts_out.push(chart(
                 test,
@@ -401,6 +407,7 @@ fn latency_by_size_svg(title: String, series: Vec<Series>) -> Result<String> {
         y_log: true,
         series,
         hlines: vec![],
+        ..Default::default()
     })
 }
 
@@ -515,6 +522,7 @@ fn timeline_chart(
         y_log: false,
         series,
         hlines: vec![],
+        ..Default::default()
     })?;
     Ok(Some(chart(
         test,
@@ -923,6 +931,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         sections,
         comparison: Table { headers, rows },
         only_in_some,
+        history: super::history::section(selected, config, opts.history_by)?,
         regressions,
     })
 }
