@@ -1,6 +1,8 @@
-//! Statistics for deciding whether a change is real: the median, and the Mann-Whitney U test
+//! Statistics for deciding whether a change is real: the median, the Mann-Whitney U test
 //! (exact distribution for small samples without ties, normal approximation with tie
-//! correction otherwise). Pure functions.
+//! correction otherwise), and percentile-bootstrap confidence intervals of a median and of a
+//! ratio of medians, drawn from a seeded generator so every output is reproducible. Pure
+//! functions.
 
 /// Median of a non-empty slice (mean of the two middle values for an even count).
 pub fn median(values: &[f64]) -> f64 {
@@ -127,9 +129,146 @@ pub fn normal_cdf(z: f64) -> f64 {
     0.5 * (1.0 + erf)
 }
 
+/// SplitMix64: a small, fast, seedable generator (Steele, Lea, Flood 2014); enough for
+/// resampling and shuffling, and the same numbers on every machine.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform index below `n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n
+    }
+
+    /// Fisher–Yates shuffle.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+}
+
+/// Resamples drawn for a bootstrap interval.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Seed of every bootstrap interval, so the same values always give the same interval.
+pub const BOOTSTRAP_SEED: u64 = 0x6c69_6e6b_7065_7266; // "linkperf"
+
+fn resample_median(values: &[f64], rng: &mut Rng, buf: &mut Vec<f64>) -> f64 {
+    buf.clear();
+    buf.extend((0..values.len()).map(|_| values[rng.below(values.len())]));
+    median(buf)
+}
+
+/// The `level` quantile interval of sorted bootstrap statistics.
+fn percentile_interval(mut stats: Vec<f64>, level: f64) -> (f64, f64) {
+    stats.sort_by(f64::total_cmp);
+    let n = stats.len();
+    let tail = (1.0 - level) / 2.0;
+    let at = |q: f64| stats[((q * n as f64).floor() as usize).min(n - 1)];
+    (at(tail), at(1.0 - tail))
+}
+
+/// Percentile-bootstrap `level` (0.95) confidence interval of the median of `values`; None for
+/// fewer than two values.
+pub fn median_ci(values: &[f64], level: f64) -> Option<(f64, f64)> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mut rng = Rng::new(BOOTSTRAP_SEED);
+    let mut buf = Vec::with_capacity(values.len());
+    let stats = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| resample_median(values, &mut rng, &mut buf))
+        .collect();
+    Some(percentile_interval(stats, level))
+}
+
+/// Percentile-bootstrap `level` confidence interval of median(`current`) / median(`baseline`),
+/// each side resampled on its own; None when a side is empty or both have a single value (there
+/// is nothing to resample), or the baseline's median can be zero.
+pub fn ratio_ci(baseline: &[f64], current: &[f64], level: f64) -> Option<(f64, f64)> {
+    if baseline.is_empty() || current.is_empty() || (baseline.len() < 2 && current.len() < 2) {
+        return None;
+    }
+    let mut rng = Rng::new(BOOTSTRAP_SEED);
+    let (mut b, mut c) = (Vec::new(), Vec::new());
+    let mut stats = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        let base = resample_median(baseline, &mut rng, &mut b);
+        if base == 0.0 {
+            return None;
+        }
+        stats.push(resample_median(current, &mut rng, &mut c) / base);
+    }
+    Some(percentile_interval(stats, level))
+}
+
+/// Sample coefficient of variation (stddev / |mean|); 0 for fewer than two values.
+pub fn cv(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    if mean == 0.0 {
+        0.0
+    } else {
+        var.sqrt() / mean.abs()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bootstrap_intervals_cover_the_median_and_are_reproducible() {
+        let v = [10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3];
+        let (lo, hi) = median_ci(&v, 0.95).unwrap();
+        assert!(
+            lo <= 10.0 && 10.0 <= hi && lo >= 9.8 && hi <= 10.3,
+            "{lo} {hi}"
+        );
+        assert_eq!(
+            median_ci(&v, 0.95),
+            Some((lo, hi)),
+            "seeded: the same every time"
+        );
+        assert_eq!(median_ci(&[5.0, 5.0, 5.0], 0.95), Some((5.0, 5.0)));
+        assert_eq!(median_ci(&[5.0], 0.95), None);
+        let (lo, hi) = ratio_ci(&[100.0, 101.0, 99.0], &[90.0, 91.0, 89.0], 0.95).unwrap();
+        assert!(
+            lo >= 89.0 / 101.0 && hi <= 91.0 / 99.0 && lo < 0.9 && hi > 0.9,
+            "{lo} {hi}"
+        );
+        assert_eq!(ratio_ci(&[100.0], &[90.0], 0.95), None);
+        assert_eq!(ratio_ci(&[0.0, 0.0], &[1.0, 2.0], 0.95), None);
+    }
+
+    #[test]
+    fn seeded_shuffle_is_a_permutation_and_repeats() {
+        let mut a: Vec<u32> = (0..10).collect();
+        let mut b = a.clone();
+        Rng::new(7).shuffle(&mut a);
+        Rng::new(7).shuffle(&mut b);
+        assert_eq!(a, b);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        assert_ne!(a, (0..10).collect::<Vec<_>>());
+    }
 
     #[test]
     fn medians() {

@@ -412,3 +412,159 @@ fn ctrl_c_keeps_what_finished() {
     let rows = linkperf(&store, &["export", "--where", "test=tcp_lat"]);
     assert_eq!(String::from_utf8_lossy(&rows.stdout).lines().count(), 1);
 }
+
+fn manifest(runs: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(run_dir(runs).join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (test, repeat) of each run, in the order they ran.
+fn run_order(m: &serde_json::Value) -> Vec<(String, u64)> {
+    let runs = m["runs"].as_array().unwrap();
+    for (i, r) in runs.iter().enumerate() {
+        assert_eq!(r["sequence"], i + 1);
+    }
+    runs.iter()
+        .map(|r| {
+            (
+                r["test"].as_str().unwrap().to_string(),
+                r["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn write_suite(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    // Top-level keys (order, seed) must come before the first table.
+    let (top, tests) = body.split_at(body.find("[[test]]").unwrap());
+    std::fs::write(
+        &path,
+        format!("name = \"{name}\"\n{top}[[host]]\nname = \"l\"\n{tests}"),
+    )
+    .unwrap();
+    path
+}
+
+const TWO_IPERF3: &str = "[[test]]\ntool = \"iperf3\"\nname = \"a\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = 2\n[[test]]\ntool = \"iperf3\"\nname = \"b\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = 2\n";
+
+#[test]
+fn repeats_interleave_across_tests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let suite = write_suite(tmp.path(), "interleaved", TWO_IPERF3);
+    let o = linkperf(
+        &store,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--base-port",
+            "47600",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let m = manifest(&runs);
+    assert_eq!(m["order"], "interleaved");
+    let ab = |t: &str, r: u64| (t.to_string(), r);
+    assert_eq!(
+        run_order(&m),
+        vec![ab("a", 1), ab("b", 1), ab("a", 2), ab("b", 2)]
+    );
+    // The repeats are stored: four iperf3 client runs.
+    let ls = text(&linkperf(&store, &["ls", "--where", "role=client"]));
+    assert_eq!(
+        ls.lines().filter(|l| l.contains("iperf3")).count(),
+        4,
+        "{ls}"
+    );
+    // Sequential keeps every repeat of a test together (seen in the dry-run schedule).
+    let seq = write_suite(
+        tmp.path(),
+        "sequential",
+        &format!("order = \"sequential\"\n{TWO_IPERF3}"),
+    );
+    let plan = text(&linkperf(
+        &store,
+        &["run", seq.to_str().unwrap(), "--dry-run"],
+    ));
+    let order: Vec<&str> = plan.lines().filter(|l| l.contains("(repeat")).collect();
+    assert_eq!(
+        order
+            .iter()
+            .map(|l| l.split(" timeout").next().unwrap())
+            .collect::<Vec<_>>(),
+        vec![
+            "a (repeat 1)",
+            "a (repeat 2)",
+            "b (repeat 1)",
+            "b (repeat 2)"
+        ]
+    );
+}
+
+#[test]
+fn auto_repeats_stop_at_the_target_width_or_the_cap_in_a_seeded_random_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    // `loose`: any interval is narrow enough, so it stops at its minimum of 2. `tight`: no
+    // measured interval is that narrow, so it runs to its cap of 3.
+    let body = "order = \"random\"\nseed = 7\n[[test]]\ntool = \"iperf3\"\nname = \"loose\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 10.0, min_repeats = 2, max_repeats = 4 }\n[[test]]\ntool = \"iperf3\"\nname = \"tight\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 1e-12, min_repeats = 2, max_repeats = 3 }\n";
+    let suite = write_suite(tmp.path(), "auto", body);
+    let o = linkperf(
+        &store,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--base-port",
+            "47700",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let m = manifest(&runs);
+    assert_eq!(
+        (m["order"].as_str(), m["seed"].as_u64()),
+        (Some("random"), Some(7))
+    );
+    let auto = m["auto"].as_array().unwrap();
+    let outcome = |name: &str| auto.iter().find(|a| a["test"] == name).unwrap().clone();
+    let (loose, tight) = (outcome("loose"), outcome("tight"));
+    assert_eq!(
+        (loose["repeats"].as_u64(), loose["stopped"].as_str()),
+        (Some(2), Some("target"))
+    );
+    assert!(loose["widest_ci"].as_f64().unwrap() <= 10.0);
+    assert_eq!(
+        (tight["repeats"].as_u64(), tight["stopped"].as_str()),
+        (Some(3), Some("cap"))
+    );
+    assert!(tight["widest_ci"].as_f64().unwrap() > 1e-12);
+    assert!(tight["widest_point"]
+        .as_str()
+        .unwrap()
+        .contains("iperf3_tcp client"));
+    // Rounds: both tests in rounds 1 and 2, in an order drawn from the seed; then `tight` alone.
+    let order = run_order(&m);
+    assert_eq!(order.len(), 5);
+    let round = |r: u64| {
+        let mut names: Vec<&str> = order
+            .iter()
+            .filter(|o| o.1 == r)
+            .map(|o| o.0.as_str())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        (round(1), round(2), round(3)),
+        (
+            vec!["loose", "tight"],
+            vec!["loose", "tight"],
+            vec!["tight"]
+        )
+    );
+    assert_eq!(order[4], ("tight".to_string(), 3));
+}

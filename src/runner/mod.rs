@@ -8,6 +8,7 @@
 //! start once. A failed test is recorded with its error and the suite goes on. Ctrl-C stops the
 //! tests in flight and keeps what finished.
 
+pub mod auto;
 pub mod suite;
 
 use anyhow::{Context, Result};
@@ -24,6 +25,8 @@ use suite::{on_host, Host, Suite};
 /// What happened to one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRecord {
+    /// Position in the order the runs were started (1, 2, …).
+    pub sequence: usize,
     pub test: String,
     pub repeat: u32,
     pub size: Option<u64>,
@@ -45,8 +48,14 @@ pub struct Manifest {
     pub suite: String,
     pub run: String,
     pub linkperf: String,
+    /// The order repeats ran in, and the seed of a random order.
+    pub order: suite::Order,
+    pub seed: Option<u64>,
     pub hosts: Vec<String>,
+    /// In the order they ran.
     pub runs: Vec<RunRecord>,
+    /// How each `repeats = "auto"` test stopped.
+    pub auto: Vec<auto::Outcome>,
 }
 
 /// Shell-style rendering of an argument vector, for the log's first line.
@@ -225,19 +234,22 @@ fn host_facts(host: &Host, dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
+type Planned<'a> = (&'a suite::Test, &'a Host, &'a Host, suite::PlannedRun);
+
 /// Runs a suite into `opts.run_dir`. Returns the manifest (also written as manifest.json).
+///
+/// Repeats run in rounds (see [`suite::Order`]): round `r` holds repeat `r` of every test that
+/// still runs, so A B A B … by default. A test with `repeats = "auto"` leaves the rounds once
+/// every point's median is known to its target precision, or at its cap.
 pub fn run_suite(
     suite: &Suite,
     opts: &Options<'_>,
     interrupted: Arc<AtomicBool>,
 ) -> Result<Manifest> {
-    let mut planned = Vec::new();
+    let mut tests = Vec::new();
     for (i, t) in suite.tests.iter().enumerate() {
         let (server, client) = (suite.host(&t.server)?, suite.host(&t.client)?);
-        let port = opts.base_port + (i as u16) * 10;
-        for r in suite::plan(t, server, client, port) {
-            planned.push((t, server, client, r));
-        }
+        tests.push((t, server, client, opts.base_port + (i as u16) * 10));
     }
     let run_name = opts
         .run_dir
@@ -245,8 +257,19 @@ pub fn run_suite(
         .and_then(|n| n.to_str())
         .unwrap_or("run")
         .to_string();
+    let mut manifest = Manifest {
+        suite: suite.name.clone(),
+        run: run_name,
+        linkperf: env!("CARGO_PKG_VERSION").into(),
+        order: suite.order,
+        seed: (suite.order == suite::Order::Random).then(|| suite.seed.unwrap_or(1)),
+        hosts: vec![],
+        runs: vec![],
+        auto: vec![],
+    };
     if opts.dry_run {
-        for (t, s, c, r) in &planned {
+        // The schedule as if every `auto` test ran to its cap.
+        for (t, s, c, r) in schedule_preview(suite, &tests) {
             println!("{} (repeat {}) timeout {} s", r.test, r.repeat, t.timeout_s);
             println!(
                 "  server on {}: {}",
@@ -259,20 +282,13 @@ pub fn run_suite(
                 display(&on_host(c, &r.client))
             );
         }
-        return Ok(Manifest {
-            suite: suite.name.clone(),
-            run: run_name,
-            linkperf: env!("CARGO_PKG_VERSION").into(),
-            hosts: vec![],
-            runs: vec![],
-        });
+        return Ok(manifest);
     }
     std::fs::create_dir_all(opts.run_dir)
         .with_context(|| format!("cannot create {}", opts.run_dir.display()))?;
     std::fs::write(opts.run_dir.join("suite.toml"), opts.suite_text)?;
-    let mut hosts = Vec::new();
     for h in &suite.hosts {
-        hosts.push(
+        manifest.hosts.push(
             host_facts(h, opts.run_dir)?
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -280,7 +296,7 @@ pub fn run_suite(
                 .to_string(),
         );
     }
-    let bar = indicatif::ProgressBar::new(planned.len() as u64);
+    let bar = indicatif::ProgressBar::new(schedule_preview(suite, &tests).len() as u64);
     if opts.progress {
         bar.set_style(
             indicatif::ProgressStyle::with_template(
@@ -291,10 +307,121 @@ pub fn run_suite(
     } else {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    // Runs between the same two hosts go one after another; different host pairs run in
-    // parallel, at most `concurrency` at a time (each test has its own ports).
+    let mut states: Vec<auto::State> = tests.iter().map(|(t, ..)| auto::State::new(t)).collect();
+    let mut rng = crate::stats::Rng::new(manifest.seed.unwrap_or(1));
+    let run_round = |active: Vec<usize>, states: &mut [auto::State], runs: &mut Vec<RunRecord>| {
+        let batch: Vec<Planned> = active
+            .iter()
+            .flat_map(|&i| {
+                let (t, s, c, port) = tests[i];
+                suite::plan_repeat(t, s, c, port, states[i].next_repeat)
+                    .into_iter()
+                    .map(move |r| (t, s, c, r))
+            })
+            .collect();
+        let records = execute_batch(&batch, suite.concurrency, opts.run_dir, &interrupted, &bar);
+        for &i in &active {
+            let name = tests[i]
+                .0
+                .name
+                .clone()
+                .unwrap_or_else(|| tests[i].0.tool.clone());
+            let mine: Vec<&RunRecord> = records.iter().filter(|r| r.test == name).collect();
+            states[i].record(&mine, opts.run_dir);
+        }
+        for mut r in records {
+            r.sequence = runs.len() + 1;
+            runs.push(r);
+        }
+    };
+    let mut runs = Vec::new();
+    match suite.order {
+        suite::Order::Sequential => {
+            for i in 0..tests.len() {
+                while !states[i].done() && !interrupted.load(Ordering::SeqCst) {
+                    run_round(vec![i], &mut states, &mut runs);
+                }
+            }
+        }
+        suite::Order::Interleaved | suite::Order::Random => loop {
+            let mut active: Vec<usize> = (0..tests.len()).filter(|&i| !states[i].done()).collect();
+            if active.is_empty() || interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            if suite.order == suite::Order::Random {
+                rng.shuffle(&mut active);
+            }
+            run_round(active, &mut states, &mut runs);
+        },
+    }
+    bar.finish_and_clear();
+    manifest.runs = runs;
+    manifest.auto = states
+        .into_iter()
+        .filter_map(auto::State::outcome)
+        .collect();
+    std::fs::write(
+        opts.run_dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)? + "\n",
+    )?;
+    Ok(manifest)
+}
+
+/// Every run in the order a suite would run them if each `auto` test ran to its cap.
+fn schedule_preview<'a>(
+    suite: &Suite,
+    tests: &[(&'a suite::Test, &'a Host, &'a Host, u16)],
+) -> Vec<Planned<'a>> {
+    let plan = |i: usize, repeat: u32| {
+        let (t, s, c, port) = tests[i];
+        suite::plan_repeat(t, s, c, port, repeat)
+            .into_iter()
+            .map(move |r| (t, s, c, r))
+    };
+    let mut out = Vec::new();
+    let most = tests
+        .iter()
+        .map(|t| suite::max_repeats(t.0))
+        .max()
+        .unwrap_or(0);
+    let mut rng = crate::stats::Rng::new(suite.seed.unwrap_or(1));
+    match suite.order {
+        suite::Order::Sequential => {
+            for i in 0..tests.len() {
+                for repeat in 1..=suite::max_repeats(tests[i].0) {
+                    out.extend(plan(i, repeat));
+                }
+            }
+        }
+        _ => {
+            for repeat in 1..=most {
+                let mut active: Vec<usize> = (0..tests.len())
+                    .filter(|&i| suite::max_repeats(tests[i].0) >= repeat)
+                    .collect();
+                if suite.order == suite::Order::Random {
+                    rng.shuffle(&mut active);
+                }
+                for i in active {
+                    out.extend(plan(i, repeat));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs one round: runs between the same two hosts go one after another; different host pairs
+/// run in parallel, at most `concurrency` at a time (each test has its own ports). Records come
+/// back in the batch's order.
+fn execute_batch(
+    batch: &[Planned<'_>],
+    concurrency: usize,
+    dir: &Path,
+    interrupted: &AtomicBool,
+    bar: &indicatif::ProgressBar,
+) -> Vec<RunRecord> {
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, (_, s, c, _)) in planned.iter().enumerate() {
+    for (i, (_, s, c, _)) in batch.iter().enumerate() {
         let key = format!("{}|{}", s.name, c.name);
         match groups.iter_mut().find(|g| g.0 == key) {
             Some(g) => g.1.push(i),
@@ -303,9 +430,8 @@ pub fn run_suite(
     }
     let queue = std::sync::Mutex::new(groups.into_iter().map(|g| g.1).collect::<Vec<_>>());
     let results = std::sync::Mutex::new(Vec::new());
-    let workers = suite.concurrency.clamp(1, 64);
     std::thread::scope(|scope| {
-        for _ in 0..workers {
+        for _ in 0..concurrency.clamp(1, 64) {
             scope.spawn(|| loop {
                 let Some(group) = queue.lock().expect("queue").pop() else {
                     break;
@@ -314,8 +440,8 @@ pub fn run_suite(
                     if interrupted.load(Ordering::SeqCst) {
                         break;
                     }
-                    let (t, server, client, r) = &planned[i];
-                    let record = execute(t, server, client, r, opts.run_dir, &interrupted, &bar);
+                    let (t, server, client, r) = &batch[i];
+                    let record = execute(t, server, client, r, dir, interrupted, bar);
                     results.lock().expect("results").push((i, record));
                 }
             });
@@ -323,20 +449,7 @@ pub fn run_suite(
     });
     let mut records = results.into_inner().expect("results");
     records.sort_by_key(|(i, _)| *i);
-    let records: Vec<RunRecord> = records.into_iter().map(|(_, r)| r).collect();
-    bar.finish_and_clear();
-    let manifest = Manifest {
-        suite: suite.name.clone(),
-        run: run_name,
-        linkperf: env!("CARGO_PKG_VERSION").into(),
-        hosts,
-        runs: records,
-    };
-    std::fs::write(
-        opts.run_dir.join("manifest.json"),
-        serde_json::to_string_pretty(&manifest)? + "\n",
-    )?;
-    Ok(manifest)
+    records.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Runs one planned run: server, readiness, client, timeouts, stop.
@@ -361,6 +474,7 @@ fn execute(
     let start = Instant::now();
     let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
     let mut record = RunRecord {
+        sequence: 0,
         test: r.test.clone(),
         repeat: r.repeat,
         size: r.size,

@@ -60,17 +60,73 @@ pub struct Test {
     /// qperf tests (`tcp_bw`, `rc_lat`, ...), or `linkperf-verbs` tests (`write_bw`, `read_lat`, ...).
     #[serde(default)]
     pub tests: Vec<String>,
-    #[serde(default = "one")]
-    pub repeats: u32,
+    /// How many times to run: a number, or `"auto"` (see `auto`).
+    #[serde(default)]
+    pub repeats: Repeats,
+    /// When to stop `repeats = "auto"`.
+    #[serde(default)]
+    pub auto: Auto,
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
 }
 
-fn one_usize() -> usize {
-    1
+/// `repeats = 5` or `repeats = "auto"`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Repeats {
+    Count(u32),
+    /// Must be the word `auto`.
+    Auto(String),
 }
 
-fn one() -> u32 {
+impl Default for Repeats {
+    fn default() -> Repeats {
+        Repeats::Count(1)
+    }
+}
+
+impl Repeats {
+    pub fn is_auto(&self) -> bool {
+        matches!(self, Repeats::Auto(_))
+    }
+}
+
+/// `repeats = "auto"`: repeat until the 95 % confidence interval of every point's median is
+/// narrower than `target_ci` of the median, after at least `min_repeats`, at most `max_repeats`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Auto {
+    /// Width of the interval relative to the median (0.02 = 2 %).
+    pub target_ci: f64,
+    pub min_repeats: u32,
+    pub max_repeats: u32,
+}
+
+impl Default for Auto {
+    fn default() -> Auto {
+        Auto {
+            target_ci: 0.02,
+            min_repeats: 3,
+            max_repeats: 10,
+        }
+    }
+}
+
+/// The order repeats run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Round by round: repeat 1 of every test, then repeat 2 of every test (A B A B …), so a
+    /// drift of the machine over time shows as noise in every test, not as a difference.
+    #[default]
+    Interleaved,
+    /// Like interleaved, with the tests of each round in a random order drawn from `seed`.
+    Random,
+    /// Every repeat of a test before the next test (A A B B …).
+    Sequential,
+}
+
+fn one_usize() -> usize {
     1
 }
 
@@ -98,6 +154,11 @@ pub struct Suite {
     pub hosts: Vec<Host>,
     #[serde(default, rename = "test")]
     pub tests: Vec<Test>,
+    /// `interleaved` (default), `random` or `sequential`.
+    #[serde(default)]
+    pub order: Order,
+    /// Seed of the `random` order (default 1), so a run can be repeated exactly.
+    pub seed: Option<u64>,
 }
 
 impl Suite {
@@ -149,6 +210,25 @@ impl Suite {
                             .map(|h| h.name.as_str())
                             .collect::<Vec<_>>()
                             .join(", ")
+                    );
+                }
+            }
+            if let Repeats::Auto(word) = &t.repeats {
+                if word != "auto" {
+                    bail!(
+                        "test {}: repeats = {word:?}: give a number or \"auto\"",
+                        t.tool
+                    );
+                }
+                let a = &t.auto;
+                if a.target_ci.is_nan()
+                    || a.target_ci <= 0.0
+                    || a.min_repeats < 2
+                    || a.max_repeats < a.min_repeats
+                {
+                    bail!(
+                        "test {}: auto needs target_ci > 0 and 2 <= min_repeats <= max_repeats",
+                        t.tool
                     );
                 }
             }
@@ -264,8 +344,29 @@ fn native_bench(
     (srv, cli)
 }
 
-/// Builds the argument lists of every run of a test.
+/// The most repeats a test can run (its count, or the `auto` cap).
+pub fn max_repeats(test: &Test) -> u32 {
+    match test.repeats {
+        Repeats::Count(n) => n.max(1),
+        Repeats::Auto(_) => test.auto.max_repeats,
+    }
+}
+
+/// Builds the argument lists of every run of a test (for `auto`, up to its cap).
 pub fn plan(test: &Test, server: &Host, client: &Host, port: u16) -> Vec<PlannedRun> {
+    (1..=max_repeats(test))
+        .flat_map(|repeat| plan_repeat(test, server, client, port, repeat))
+        .collect()
+}
+
+/// Builds the argument lists of one repeat of a test (one run per size for perftest lists).
+pub fn plan_repeat(
+    test: &Test,
+    server: &Host,
+    client: &Host,
+    port: u16,
+    repeat: u32,
+) -> Vec<PlannedRun> {
     let name = test.name.clone().unwrap_or_else(|| test.tool.clone());
     let sizes: Vec<Option<u64>> = match &test.sizes {
         // The native runner sweeps a size list within one session.
@@ -275,7 +376,7 @@ pub fn plan(test: &Test, server: &Host, client: &Host, port: u16) -> Vec<Planned
         _ => vec![None],
     };
     let mut out = Vec::new();
-    for repeat in 1..=test.repeats.max(1) {
+    {
         for size in &sizes {
             let s = |v: &str| v.to_string();
             let (srv, cli) = match test.tool.as_str() {
