@@ -387,8 +387,8 @@ fn schedule_preview<'a>(
     let mut rng = crate::stats::Rng::new(suite.seed.unwrap_or(1));
     match suite.order {
         suite::Order::Sequential => {
-            for i in 0..tests.len() {
-                for repeat in 1..=suite::max_repeats(tests[i].0) {
+            for (i, test) in tests.iter().enumerate() {
+                for repeat in 1..=suite::max_repeats(test.0) {
                     out.extend(plan(i, repeat));
                 }
             }
