@@ -87,6 +87,7 @@ fn main() {
             baseline: Some("kunpeng920"),
             same_within: 0.01,
             line_rate_floor: 0.9,
+            noisy_cv: 0.05,
         },
     )
     .expect("compare");

@@ -49,6 +49,12 @@ pub struct Cell {
     pub verdict: Verdict,
     /// Share of the link speed (bandwidth metrics, when the speed is known).
     pub line_rate_share: Option<f64>,
+    /// 95 % confidence interval of `ratio` (needs repeats on at least one side), and how it was
+    /// computed (`bootstrap`, or `order statistics` for large samples).
+    pub ratio_ci: Option<(f64, f64)>,
+    pub ratio_ci_method: Option<&'static str>,
+    /// The repeats vary more than `noisy_cv` (coefficient of variation).
+    pub noisy: bool,
 }
 
 /// One point across all groups.
@@ -88,6 +94,8 @@ pub struct Options<'a> {
     pub same_within: f64,
     /// Bandwidth below this share of the link speed is a finding.
     pub line_rate_floor: f64,
+    /// Repeats with a coefficient of variation above this are flagged `noisy`.
+    pub noisy_cv: f64,
 }
 
 /// Numeric order when both groups are numbers (MTUs, speeds), text order otherwise.
@@ -140,6 +148,9 @@ pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
     for (key, mut cells_by_group) in by_key {
         let dir = direction(&key.metric)?;
         let base = cells_by_group.get(baseline.as_str()).map(|a| a.median);
+        let base_values = cells_by_group
+            .get(baseline.as_str())
+            .map(|a| a.values.clone());
         let mut cells = Vec::new();
         for g in &groups {
             let stats = cells_by_group.remove(g.as_str());
@@ -189,6 +200,13 @@ pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
                     });
                 }
             }
+            let ci = match (&stats, &base_values) {
+                (Some(a), Some(b)) if g != &baseline => crate::stats::ratio_ci95(b, &a.values),
+                _ => None,
+            };
+            let noisy = stats
+                .as_ref()
+                .is_some_and(|a| a.n > 1 && a.cv > opts.noisy_cv);
             cells.push(Cell {
                 group: g.clone(),
                 stats,
@@ -196,6 +214,9 @@ pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
                 diff,
                 verdict,
                 line_rate_share,
+                ratio_ci: ci.map(|c| c.0),
+                ratio_ci_method: ci.map(|c| c.1),
+                noisy,
             });
         }
         rows.push(Row {
@@ -375,6 +396,7 @@ mod tests {
             baseline,
             same_within: 0.01,
             line_rate_floor: 0.9,
+            noisy_cv: 0.05,
         }
     }
 

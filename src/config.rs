@@ -49,6 +49,9 @@ pub struct CompareConfig {
     /// Points below this share of the known link speed are reported as findings.
     #[serde(default = "default_line_rate_share")]
     pub line_rate_finding_below: f64,
+    /// Repeats whose coefficient of variation exceeds this are flagged `noisy` (0.05 = 5 %).
+    #[serde(default = "default_noisy_cv")]
+    pub noisy_cv_above: f64,
 }
 
 /// `[gate]`: thresholds and rules of `linkperf gate`.
@@ -65,6 +68,7 @@ pub struct CompareConfig {
 /// threshold = 0.03
 /// floor_line_rate = 0.9            # bandwidth at least 90 % of the link speed ...
 /// min_size = 65536                 # ... for messages of 64 KiB and more
+/// noisy_cv_above = 0.05            # flag points whose repeats vary more (CV)
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,6 +81,10 @@ pub struct GateConfig {
     pub thresholds: BTreeMap<String, f64>,
     #[serde(default, rename = "rule")]
     pub rules: Vec<GateRule>,
+    /// Points whose baseline or current repeats vary more than this (coefficient of
+    /// variation) are flagged `noisy` (0.05 = 5 %).
+    #[serde(default = "default_noisy_cv")]
+    pub noisy_cv_above: f64,
 }
 
 impl Default for GateConfig {
@@ -86,6 +94,7 @@ impl Default for GateConfig {
             missing: default_missing(),
             thresholds: BTreeMap::new(),
             rules: Vec::new(),
+            noisy_cv_above: default_noisy_cv(),
         }
     }
 }
@@ -114,8 +123,13 @@ impl Default for CompareConfig {
     fn default() -> Self {
         CompareConfig {
             line_rate_finding_below: default_line_rate_share(),
+            noisy_cv_above: default_noisy_cv(),
         }
     }
+}
+
+fn default_noisy_cv() -> f64 {
+    0.05
 }
 
 fn default_line_rate_share() -> f64 {

@@ -202,3 +202,105 @@ fn the_report_charts_the_history_of_each_test() {
         .unwrap()
         .contains("## History by source"));
 }
+
+#[test]
+fn compare_and_gate_give_confidence_intervals_and_flag_noisy_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = nightly_store(tmp.path(), true);
+    // MTU 1024 (nights 09–12) against MTU 4096 (nights 01–08): repeats on both sides.
+    let json = ok(&linkperf(
+        &store,
+        &[
+            "compare",
+            "--by",
+            "mtu",
+            "--where",
+            "test=ib_write_bw,role=client",
+            "--format",
+            "json",
+        ],
+    ));
+    let c: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"]["msg_size_bytes"] == 65536)
+        .unwrap();
+    let cell = &row["cells"][1];
+    assert_eq!(cell["group"], "4096");
+    let ratio = cell["ratio"].as_f64().unwrap();
+    let (lo, hi) = (
+        cell["ratio_ci"][0].as_f64().unwrap(),
+        cell["ratio_ci"][1].as_f64().unwrap(),
+    );
+    assert_eq!(cell["ratio_ci_method"], "bootstrap");
+    // Every night of a side printed the same number, so the interval is the ratio itself.
+    assert!((ratio - 97.53 / 91.40).abs() < 1e-12);
+    assert!(
+        (lo - ratio).abs() < 1e-12 && (hi - ratio).abs() < 1e-12,
+        "{lo} {hi}"
+    );
+    assert_eq!(cell["noisy"], false);
+    let table = ok(&linkperf(
+        &store,
+        &[
+            "compare",
+            "--by",
+            "mtu",
+            "--where",
+            "test=ib_write_bw,role=client",
+        ],
+    ));
+    assert!(table.contains("1.07× [1.07–1.07] better"), "{table}");
+
+    // All twelve nights against night 01: the current side mixes both MTUs, a spread of about
+    // 3 %, which a 1 % bound calls noisy.
+    let config = tmp.path().join("linkperf.toml");
+    std::fs::write(&config, "[gate]\nnoisy_cv_above = 0.01\n").unwrap();
+    let gate = |config_env: &[(&str, &str)]| {
+        let json = tmp.path().join("gate.json");
+        common::linkperf_env(
+            &store,
+            &[
+                "gate",
+                "--baseline-where",
+                "night=01",
+                "--current-where",
+                "platform=kunpeng920",
+                "--where",
+                "test=ib_write_bw,role=client",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            config_env,
+        );
+        let g: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        g["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["msg_size_bytes"] == 65536)
+            .unwrap()
+            .clone()
+    };
+    let strict = gate(&[("LINKPERF_CONFIG", config.to_str().unwrap())]);
+    assert_eq!(
+        (strict["baseline_n"].as_u64(), strict["current_n"].as_u64()),
+        (Some(1), Some(12))
+    );
+    assert_eq!(strict["noisy"], true);
+    assert_eq!(strict["ratio_ci_method"], "bootstrap");
+    let (lo, hi) = (
+        strict["ratio_ci"][0].as_f64().unwrap(),
+        strict["ratio_ci"][1].as_f64().unwrap(),
+    );
+    // Eight nights at 97.53 and four at 91.40 against 97.53: the median ratio lies in [0.937, 1].
+    assert!(
+        lo >= 91.40 / 97.53 - 1e-12 && hi <= 1.0 + 1e-12 && lo < hi,
+        "{lo} {hi}"
+    );
+    // The default bound (5 %) does not call a 3 % spread noisy.
+    assert_eq!(gate(&[])["noisy"], false);
+}

@@ -72,6 +72,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
             baseline: args.baseline.as_deref(),
             same_within: args.same_within,
             line_rate_floor: config.compare.line_rate_finding_below,
+            noisy_cv: config.compare.noisy_cv_above,
         },
     )?;
     let text = match args.format {
@@ -135,10 +136,11 @@ fn render(c: &Comparison, style: Style, show_missing: bool) -> String {
         for cell in &r.cells {
             row.push(match &cell.stats {
                 Some(s) if s.n > 1 => format!(
-                    "{} (n={}, cv {})",
+                    "{} (n={}, cv {}{})",
                     format::num(s.median),
                     s.n,
-                    format::pct(s.cv)
+                    format::pct(s.cv),
+                    if cell.noisy { ", noisy" } else { "" }
                 ),
                 Some(s) => format::num(s.median),
                 None => "missing".into(),
@@ -148,7 +150,17 @@ fn render(c: &Comparison, style: Style, show_missing: bool) -> String {
                     (Verdict::Missing | Verdict::NoBaseline, _) => {
                         cell.verdict.as_str().to_string()
                     }
-                    (v, Some(ratio)) => format!("{} {}", format::ratio(ratio), v.as_str()),
+                    (v, Some(ratio)) => match cell.ratio_ci {
+                        // The 95 % interval of the ratio, where repeats give one.
+                        Some((lo, hi)) => format!(
+                            "{} [{:.2}–{:.2}] {}",
+                            format::ratio(ratio),
+                            lo,
+                            hi,
+                            v.as_str()
+                        ),
+                        None => format!("{} {}", format::ratio(ratio), v.as_str()),
+                    },
                     (v, None) => v.as_str().to_string(),
                 });
             }

@@ -48,6 +48,12 @@ pub struct GatePoint {
     pub decision: Decision,
     pub baseline_n: usize,
     pub current_n: usize,
+    /// 95 % confidence interval of current median / baseline median (needs repeats on one
+    /// side), and how it was computed (`bootstrap`, or `order statistics` for large samples).
+    pub ratio_ci: Option<(f64, f64)>,
+    pub ratio_ci_method: Option<&'static str>,
+    /// Baseline or current repeats vary more than `[gate] noisy_cv_above`.
+    pub noisy: bool,
     /// Configuration that differs inside the pair, e.g. `mtu 4096 → 1024`.
     pub config_changes: Vec<String>,
     pub baseline_sources: Vec<String>,
@@ -257,6 +263,7 @@ pub fn evaluate(
             &rule,
             c.link_speed.or(b.link_speed),
         );
+        let ci = crate::stats::ratio_ci95(&b.values, &c.values);
         let mut config_changes = Vec::new();
         for (k, before) in &b.config {
             if let Some(after) = c.config.get(k) {
@@ -279,6 +286,11 @@ pub fn evaluate(
             decision,
             baseline_n: b.values.len(),
             current_n: c.values.len(),
+            ratio_ci: ci.map(|x| x.0),
+            ratio_ci_method: ci.map(|x| x.1),
+            noisy: [&b.values, &c.values]
+                .iter()
+                .any(|v| v.len() > 1 && crate::stats::cv(v) > config.noisy_cv_above),
             config_changes,
             baseline_sources: b.sources.clone(),
             current_sources: c.sources.clone(),
@@ -300,6 +312,22 @@ fn num(v: Option<f64>) -> String {
 
 fn change(v: Option<f64>) -> String {
     v.map_or("-".into(), |c| format!("{:+.1} %", c * 100.0))
+}
+
+/// The change, its 95 % interval where repeats give one, and a `noisy` flag.
+fn change_with_ci(p: &GatePoint) -> String {
+    let mut out = change(p.decision.change);
+    if let Some((lo, hi)) = p.ratio_ci {
+        out.push_str(&format!(
+            " [{:+.1}, {:+.1}]",
+            (lo - 1.0) * 100.0,
+            (hi - 1.0) * 100.0
+        ));
+    }
+    if p.noisy {
+        out.push_str(" noisy");
+    }
+    out
 }
 
 fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
@@ -330,7 +358,7 @@ fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
                 p.metric.clone(),
                 num(p.decision.baseline_median),
                 num(p.decision.current_median),
-                change(p.decision.change),
+                change_with_ci(p),
                 p.decision.p_value.map_or("-".into(), |v| format!("{v:.3}")),
                 p.config_changes.join("; "),
                 format!("{} [{}]", p.decision.reason, p.decision.method),

@@ -765,6 +765,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
             baseline: opts.baseline,
             same_within: 0.01,
             line_rate_floor: config.compare.line_rate_finding_below,
+            noisy_cv: config.compare.noisy_cv_above,
         },
     )?;
     let mut headers: Vec<String> = ["test", "role", "mtu", "size", "metric"]
