@@ -14,6 +14,46 @@ use crate::normalize::points::Direction;
 use crate::stats;
 use serde::Serialize;
 
+/// Keys points can be paired by (`gate --pair-by`, `history --pair-by`).
+pub const PAIR_KEYS: &[&str] = &[
+    "test",
+    "role",
+    "connection_type",
+    "qps",
+    "msg_size",
+    "platform",
+    "mtu",
+    "host",
+    "device",
+];
+
+/// The default pairing: MTU, host and device left out, so a run at another MTU pairs with the
+/// baseline and the change is reported.
+pub const DEFAULT_PAIR_BY: &[&str] = &[
+    "test",
+    "role",
+    "connection_type",
+    "qps",
+    "msg_size",
+    "platform",
+];
+
+/// Splits a `--pair-by` list, with an error naming the `allowed` keys.
+pub fn parse_pair_by<'a>(list: &'a str, allowed: &[&str]) -> anyhow::Result<Vec<&'a str>> {
+    let keys: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if let Some(bad) = keys.iter().find(|k| !allowed.contains(k)) {
+        anyhow::bail!(
+            "--pair-by {bad:?} is not a key. Choose from: {}",
+            allowed.join(", ")
+        );
+    }
+    Ok(keys)
+}
+
 /// Default relative thresholds: 5 % for bandwidth and message rate, 10 % for typical and
 /// average latency, 20 % for tail latency.
 pub fn default_threshold(metric: &str) -> f64 {

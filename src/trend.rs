@@ -13,20 +13,12 @@ use crate::gate;
 use crate::model::Run;
 use crate::normalize::platform::Platform;
 use crate::normalize::points::{self, Direction, PointKey};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Keys a series can be split by (`--pair-by`).
-pub const PAIR_KEYS: &[&str] = &[
-    "test",
-    "role",
-    "connection_type",
-    "qps",
-    "msg_size",
-    "platform",
-    "mtu",
-];
+/// Keys a series can be split by (`--pair-by`): the gate's, less host and device.
+pub const PAIR_KEYS: &[&str] = gate::PAIR_KEYS.split_at(7).0;
 
 /// How series are formed.
 pub struct Options<'a> {
@@ -81,17 +73,6 @@ pub fn order_cmp(a: &str, b: &str) -> std::cmp::Ordering {
         (Ok(x), Ok(y)) => x.total_cmp(&y),
         _ => a.cmp(b),
     }
-}
-
-/// Checks `--pair-by` keys, with an error listing the valid ones.
-pub fn check_pair_by(pair_by: &[&str]) -> Result<()> {
-    if let Some(bad) = pair_by.iter().find(|k| !PAIR_KEYS.contains(k)) {
-        bail!(
-            "--pair-by {bad:?} is not a key. Choose from: {}",
-            PAIR_KEYS.join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// Every series of the selection, sorted by platform and key.

@@ -21,18 +21,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
-const PAIR_KEYS: &[&str] = &[
-    "test",
-    "role",
-    "connection_type",
-    "qps",
-    "msg_size",
-    "platform",
-    "mtu",
-    "host",
-    "device",
-];
-
 /// One decided point.
 #[derive(Debug, Clone, Serialize)]
 pub struct GatePoint {
@@ -469,18 +457,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
     for m in &args.metrics {
         points::direction(m)?;
     }
-    let pair_by: Vec<&str> = args
-        .pair_by
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if let Some(bad) = pair_by.iter().find(|k| !PAIR_KEYS.contains(k)) {
-        bail!(
-            "--pair-by {bad:?} is not a key. Choose from: {}",
-            PAIR_KEYS.join(", ")
-        );
-    }
+    let pair_by = gate::parse_pair_by(&args.pair_by, gate::PAIR_KEYS)?;
     let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
         let filters: Vec<String> = args.filters.iter().chain(own).cloned().collect();
         let metrics: Vec<&str> = args.metrics.iter().map(String::as_str).collect();

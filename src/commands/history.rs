@@ -26,13 +26,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
     if let Some(m) = &args.metric {
         points::direction(m)?;
     }
-    let pair_by: Vec<&str> = args
-        .pair_by
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    trend::check_pair_by(&pair_by)?;
+    let pair_by = crate::gate::parse_pair_by(&args.pair_by, trend::PAIR_KEYS)?;
     let selected = super::selection::load(store_dir, config, &args.filters)?;
     if selected.is_empty() {
         bail!(

@@ -157,14 +157,7 @@ pub fn section(
         &trend::Options {
             order_by,
             metric: None,
-            pair_by: &[
-                "test",
-                "role",
-                "connection_type",
-                "qps",
-                "msg_size",
-                "platform",
-            ],
+            pair_by: crate::gate::DEFAULT_PAIR_BY,
             min_change: 0.005,
         },
     )?;
