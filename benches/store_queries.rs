@@ -131,20 +131,13 @@ fn main() {
             .and_then(|v| v.parse::<usize>().ok())
             .is_some_and(|v| v % 2 == 0)
     });
-    let pair_by = [
-        "test",
-        "role",
-        "connection_type",
-        "qps",
-        "msg_size",
-        "platform",
-    ];
+    let pair_by = linkperf::gate::DEFAULT_PAIR_BY;
     let (base, cur) = (
         Selection::from_runs(base).expect("baseline rows"),
         Selection::from_runs(cur).expect("current rows"),
     );
     let decided =
-        linkperf::commands::gate::evaluate(&base, &cur, &[], &pair_by, &config.gate).expect("gate");
+        linkperf::commands::gate::evaluate(&base, &cur, &[], pair_by, &config.gate).expect("gate");
     println!(
         "gate over {} + {} runs: {} points decided in {:.3} s",
         base.runs.len(),

@@ -29,14 +29,7 @@ pub const PAIR_KEYS: &[&str] = &[
 
 /// The default pairing: MTU, host and device left out, so a run at another MTU pairs with the
 /// baseline and the change is reported.
-pub const DEFAULT_PAIR_BY: &[&str] = &[
-    "test",
-    "role",
-    "connection_type",
-    "qps",
-    "msg_size",
-    "platform",
-];
+pub const DEFAULT_PAIR_BY: &[&str] = PAIR_KEYS.split_at(6).0;
 
 /// Splits a `--pair-by` list, with an error naming the `allowed` keys.
 pub fn parse_pair_by<'a>(list: &'a str, allowed: &[&str]) -> anyhow::Result<Vec<&'a str>> {
