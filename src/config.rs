@@ -75,8 +75,8 @@ pub struct CompareConfig {
 pub struct GateConfig {
     #[serde(default = "default_alpha")]
     pub alpha: f64,
-    #[serde(default = "default_missing")]
-    pub missing: String,
+    #[serde(default)]
+    pub missing: Missing,
     #[serde(default)]
     pub thresholds: BTreeMap<String, f64>,
     #[serde(default, rename = "rule")]
@@ -91,7 +91,7 @@ impl Default for GateConfig {
     fn default() -> Self {
         GateConfig {
             alpha: default_alpha(),
-            missing: default_missing(),
+            missing: Missing::default(),
             thresholds: BTreeMap::new(),
             rules: Vec::new(),
             noisy_cv_above: default_noisy_cv(),
@@ -103,8 +103,16 @@ fn default_alpha() -> f64 {
     0.05
 }
 
-fn default_missing() -> String {
-    "fail".into()
+/// What the gate does with a baseline point the current results lack. A misspelt choice is a
+/// load error that lists the choices (serde's message for an unknown variant).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Missing {
+    /// The gate fails.
+    #[default]
+    Fail,
+    /// The point is reported and does not fail the gate.
+    Ignore,
 }
 
 /// A per-test override of the gate's rule for a metric.
@@ -210,5 +218,15 @@ mod tests {
             Config::parse("[[rule]]\ndevice = \"mrdma*\"\nset = { platform = \"s5000c-b850\" }\n")
                 .unwrap();
         assert_eq!(ok.rules[0].set["platform"], "s5000c-b850");
+    }
+
+    #[test]
+    fn gate_missing_is_a_closed_choice() {
+        assert_eq!(Config::default().gate.missing, Missing::Fail);
+        let ok = Config::parse("[gate]\nmissing = \"ignore\"\n").unwrap();
+        assert_eq!(ok.gate.missing, Missing::Ignore);
+        let e = Config::parse("[gate]\nmissing = \"ignroe\"\n").unwrap_err();
+        assert!(e.starts_with("2: "), "{e}");
+        assert!(e.contains("`fail`") && e.contains("`ignore`"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    match linkperf::run(cli) {
+    match linkperf::commands::dispatch(cli) {
         Ok(status) => status.into(),
         Err(e) => {
             if is_broken_pipe(&e) {
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            linkperf::ExitStatus::Error.into()
+            linkperf::exit::ExitStatus::Error.into()
         }
     }
 }

@@ -367,6 +367,15 @@ fn completion_scripts_for_bash_zsh_and_fish() {
         &[("LINKPERF_CONFIG", broken.to_str().unwrap())],
     );
     assert!(o.status.success(), "{}", text(&o));
+    // Nor the verbs that do not read it; the ones that do name the file.
+    let env = [("LINKPERF_CONFIG", broken.to_str().unwrap())];
+    let o = common::linkperf_env(&store, &["import", SEED_003], &env);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = common::linkperf_env(&store, &["store", "info"], &env);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = common::linkperf_env(&store, &["ls"], &env);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("broken.toml"), "{}", text(&o));
     let bad = linkperf(&store, &["completions", "tcsh"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }

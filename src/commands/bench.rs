@@ -4,7 +4,7 @@
 
 use crate::cli::BenchArgs;
 use crate::verbs::options::{sweep_sizes, BenchParams, BenchTest, Stop};
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::Result;
 #[cfg(feature = "verbs")]
 use std::path::Path;

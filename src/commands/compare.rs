@@ -6,7 +6,7 @@ use crate::compare::{self, Comparison, Verdict};
 use crate::config::Config;
 use crate::format;
 use crate::normalize::{aggregate, platform::PLATFORM_KEYS, points};
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::Path;

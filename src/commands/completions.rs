@@ -2,7 +2,7 @@
 //! so it never drifts from the verbs and flags.
 
 use crate::cli::Cli;
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::Result;
 use clap::CommandFactory;
 

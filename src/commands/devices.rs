@@ -1,7 +1,7 @@
 //! `linkperf devices`: RDMA devices and ports as `ibv_devinfo -v` shows them.
 
 use crate::cli::DevicesArgs;
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::Result;
 
 #[cfg(feature = "verbs")]

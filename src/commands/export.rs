@@ -3,7 +3,7 @@
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::config::Config;
 use crate::export;
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Context, Result};
 use polars::prelude::{CsvWriter, DataFrame, ParquetWriter, SerWriter};
 use serde::Serialize;

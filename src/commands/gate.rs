@@ -12,7 +12,7 @@ use crate::gate::{self, Decision, Outcome, Rule};
 use crate::model::Run;
 use crate::normalize::aggregate;
 use crate::normalize::points::{self, PointKey, RunKey};
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Context, Result};
 use polars::prelude::{col, Column, DataFrame, IntoLazy};
 use serde::Serialize;
@@ -474,7 +474,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
     if points.is_empty() {
         bail!("no comparable points in the baseline and current selections");
     }
-    let missing_fails = config.gate.missing != "ignore";
+    let missing_fails = config.gate.missing == crate::config::Missing::Fail;
     let failed = points.iter().any(|p| {
         p.decision.outcome == Outcome::Regressed
             || (missing_fails && p.decision.outcome == Outcome::Missing)

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::format;
 use crate::normalize::points;
 use crate::trend::{self, Series, Step};
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::io::Write;

@@ -4,7 +4,7 @@
 use crate::cli::ImportArgs;
 use crate::ingest::{self, Problem};
 use crate::store::Store;
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 
 use crate::cli::LsArgs;
 use crate::config::Config;
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::Result;
 use std::io::Write;
 use std::path::Path;

@@ -3,7 +3,7 @@
 use crate::cli::ReportArgs;
 use crate::config::Config;
 use crate::report::{self, model};
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 

@@ -5,7 +5,7 @@ use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::runner::{self, suite::Suite};
 use crate::store::Store;
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::Path;

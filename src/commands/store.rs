@@ -2,7 +2,7 @@
 
 use crate::cli::StoreCommand;
 use crate::store::{migrate, Store};
-use crate::ExitStatus;
+use crate::exit::ExitStatus;
 use anyhow::Result;
 use std::path::Path;
 use std::time::Instant;
