@@ -59,13 +59,30 @@ pub enum Command {
     },
 }
 
+/// Which runs a read verb works on; flattened into every verb that reads the store.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Selection {
+    /// Keep only runs where KEY=VALUE (repeatable, or comma-separated). Keys: run columns
+    /// (tool, test, role, status, host, device, mtu, ...), platform keys (platform, cpu, nic,
+    /// driver, ...) and labels (`label:NAME` or NAME).
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+}
+
+/// What a verb prints on standard output: text for people, JSON for scripts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum TextOrJson {
+    #[default]
+    Text,
+    Json,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
     /// Runs, rows, files, bytes, partitions and schema version.
     Info {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
     },
     /// Merge the batches of each month into large files (safe to interrupt; imports wait).
     Compact,
@@ -207,9 +224,8 @@ pub enum ExportFormat {
 pub struct ExportArgs {
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ExportFormat,
-    /// Keep only runs where KEY=VALUE (repeatable, or comma-separated); keys are run columns or labels.
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
     /// Output file (default: standard output; required for Parquet).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -220,8 +236,8 @@ pub struct ExportArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct LsArgs {
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -244,8 +260,8 @@ pub struct CompareArgs {
     /// Metric to compare (default: bandwidth for bandwidth tests, typical latency for latency tests).
     #[arg(long)]
     pub metric: Option<String>,
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
     /// Relative difference that still counts as the same (0.01 = 1 %).
@@ -272,20 +288,21 @@ pub struct GateArgs {
     /// Filter for the current results only.
     #[arg(long = "current-where", value_name = "KEY=VALUE")]
     pub current_where: Vec<String>,
-    /// Filter for both sides.
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
     /// Metrics to gate (repeatable). Default: bandwidth for bandwidth tests, typical latency
     /// for latency tests.
     #[arg(long = "metric")]
     pub metrics: Vec<String>,
-    /// Keys that pair points (comma-separated) from: test, role, connection_type, qps,
-    /// msg_size, platform, mtu, host, device.
+    /// Keys that pair points, comma-separated. MTU, host and device are left out by default,
+    /// so a run at another MTU pairs with the baseline and the change is reported.
     #[arg(
         long,
+        value_enum,
+        value_delimiter = ',',
         default_value = "test,role,connection_type,qps,msg_size,platform"
     )]
-    pub pair_by: String,
+    pub pair_by: Vec<crate::gate::PairKey>,
     /// Write the decisions as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -299,8 +316,8 @@ pub struct GateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
     /// Metric (default: bandwidth for bandwidth tests, typical latency for latency tests).
     #[arg(long)]
     pub metric: Option<String>,
@@ -314,17 +331,17 @@ pub struct HistoryArgs {
     /// Print every series, not only those with change points.
     #[arg(long)]
     pub all: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Keys that split series, as in `gate` (test, role, connection_type, qps, msg_size,
-    /// platform, mtu). MTU is left out by default: a run at another MTU is a step in the same
-    /// series, reported with the change.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
+    /// Keys that split series, as in `gate` (host and device excepted). MTU is left out by
+    /// default: a run at another MTU is a step in the same series, reported with the change.
     #[arg(
         long,
+        value_enum,
+        value_delimiter = ',',
         default_value = "test,role,connection_type,qps,msg_size,platform"
     )]
-    pub pair_by: String,
+    pub pair_by: Vec<crate::gate::PairKey>,
     /// Exit 1 when the latest step of a series is a regression beyond the gate's threshold
     /// for its metric (`[gate]` thresholds and rules of linkperf.toml).
     #[arg(long)]
@@ -336,16 +353,16 @@ pub struct ReportArgs {
     /// Output directory (e.g. reports/kp920-vs-b850): index.html, report.md, summary.md, charts/.
     #[arg(short, long)]
     pub output: PathBuf,
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
     /// Dimension of the comparison: platform, mtu, label:NAME, ...
     #[arg(long, default_value = "platform")]
     pub by: String,
     #[arg(long)]
     pub baseline: Option<String>,
-    /// Formats to write, comma-separated: html, md.
-    #[arg(long, default_value = "html,md")]
-    pub format: String,
+    /// Formats to write, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "html,md")]
+    pub format: Vec<crate::report::Format>,
     /// Report title.
     #[arg(long, default_value = "linkperf report")]
     pub title: String,

@@ -31,16 +31,43 @@ pub const PAIR_KEYS: &[&str] = &[
 /// baseline and the change is reported.
 pub const DEFAULT_PAIR_BY: &[&str] = PAIR_KEYS.split_at(6).0;
 
-/// Splits a `--pair-by` list, with an error naming the `allowed` keys.
-pub fn parse_pair_by<'a>(list: &'a str, allowed: &[&str]) -> anyhow::Result<Vec<&'a str>> {
-    let keys: Vec<&str> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
+/// One key of `--pair-by`, spelt as [`PAIR_KEYS`] spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum PairKey {
+    Test,
+    Role,
+    ConnectionType,
+    Qps,
+    MsgSize,
+    Platform,
+    Mtu,
+    Host,
+    Device,
+}
+
+impl PairKey {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PairKey::Test => "test",
+            PairKey::Role => "role",
+            PairKey::ConnectionType => "connection_type",
+            PairKey::Qps => "qps",
+            PairKey::MsgSize => "msg_size",
+            PairKey::Platform => "platform",
+            PairKey::Mtu => "mtu",
+            PairKey::Host => "host",
+            PairKey::Device => "device",
+        }
+    }
+}
+
+/// The names of `keys`, with an error naming the `allowed` keys where one is not.
+pub fn pair_by(keys: &[PairKey], allowed: &[&str]) -> anyhow::Result<Vec<&'static str>> {
+    let keys: Vec<&'static str> = keys.iter().map(|k| k.as_str()).collect();
     if let Some(bad) = keys.iter().find(|k| !allowed.contains(k)) {
         anyhow::bail!(
-            "--pair-by {bad:?} is not a key. Choose from: {}",
+            "--pair-by {bad:?} is not a key here. Choose from: {}",
             allowed.join(", ")
         );
     }
@@ -371,5 +398,18 @@ mod tests {
             decide(&[], &[1.0], Direction::HigherIsBetter, &r, None).outcome,
             Outcome::New
         );
+    }
+
+    #[test]
+    fn pair_keys_are_the_enum() {
+        use clap::ValueEnum;
+        let names: Vec<&str> = PairKey::value_variants()
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(names, PAIR_KEYS);
+        for k in PairKey::value_variants() {
+            assert_eq!(k.to_possible_value().unwrap().get_name(), k.as_str());
+        }
     }
 }

@@ -19,6 +19,7 @@ pub mod gate;
 pub mod ingest;
 pub mod model;
 pub mod normalize;
+pub mod pipeline;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -156,18 +156,37 @@ fn import_is_idempotent() {
 
 #[test]
 fn killed_import_leaves_store_readable() {
+    // The child: this test binary run again, importing through the library pipeline with a hook
+    // that dies the way a killed import dies, after writing and before the commit.
+    if let Some(store) = std::env::var_os("LINKPERF_CRASH_CHILD_STORE") {
+        use linkperf::pipeline::{import, Mode, Options};
+        let options = Options {
+            labels: &Default::default(),
+            mode: Mode::Store,
+            before_commit: Some(|| std::process::abort()),
+        };
+        import(Path::new(&store), &[SEED_000.into()], &options).unwrap();
+        unreachable!("the hook aborts");
+    }
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     ok(&linkperf(&store, &["import", SEED_003]));
     let before = export_jsonl(&store, &["tool=perftest"]).len();
-    let crashed = Command::new(env!("CARGO_BIN_EXE_linkperf"))
+    let crashed = Command::new(std::env::current_exe().unwrap())
         .current_dir(root())
-        .env("LINKPERF_STORE", &store)
-        .env("LINKPERF_TEST_CRASH_BEFORE_COMMIT", "1")
-        .args(["import", SEED_000])
+        .env("LINKPERF_CRASH_CHILD_STORE", &store)
+        .args([
+            "killed_import_leaves_store_readable",
+            "--exact",
+            "--nocapture",
+        ])
         .output()
         .unwrap();
     assert!(!crashed.status.success());
+    assert!(
+        store.join("tmp").read_dir().unwrap().next().is_some(),
+        "the child wrote its batch before it died"
+    );
     assert_eq!(
         export_jsonl(&store, &["tool=perftest"]).len(),
         before,

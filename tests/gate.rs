@@ -232,7 +232,11 @@ fn bad_input_exits_2() {
     assert!(out(&o).contains("corrupt.jsonl:1"), "{}", out(&o));
     let o = linkperf(&store, &["gate", "--pair-by", "colour"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(out(&o).contains("Choose from: test"), "{}", out(&o));
+    assert!(
+        out(&o).contains("possible values: test, role"),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]
@@ -247,7 +251,8 @@ fn history_lists_series_in_order() {
             "--order-by",
             "mtu",
             "--all",
-            "--json",
+            "--format",
+            "json",
         ],
         &[],
     );

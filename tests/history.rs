@@ -105,7 +105,8 @@ fn a_step_at_night_09_fails_and_is_named_with_its_mtu_change() {
             "label:night",
             "--where",
             "test=ib_write_bw,role=client",
-            "--json",
+            "--format",
+            "json",
         ],
     ));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -18,7 +18,7 @@ fn root() -> PathBuf {
 /// Every run of the real fixtures (the hand-made invalid inputs and the old store left out), each
 /// labelled with a `side` so gate has two selections to pair.
 fn fixture_runs() -> Vec<Run> {
-    let files = linkperf::commands::import::collect_files(&[root().join("fixtures")]).unwrap();
+    let files = linkperf::pipeline::collect_files(&[root().join("fixtures")]).unwrap();
     let mut runs = Vec::new();
     for f in files {
         let rel = f.strip_prefix(root()).unwrap().display().to_string();

@@ -43,8 +43,11 @@ fn export_without_source(store: &Path) -> Vec<String> {
 
 /// The number of stored runs (`store info`, from the Parquet footers).
 fn stored_runs(store: &Path) -> usize {
-    let info: serde_json::Value =
-        serde_json::from_str(&ok(&linkperf(store, &["store", "info", "--json"]))).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&ok(&linkperf(
+        store,
+        &["store", "info", "--format", "json"],
+    )))
+    .unwrap();
     info["runs"].as_u64().unwrap() as usize
 }
 
@@ -131,8 +134,11 @@ fn compaction_merges_batches_and_keeps_every_row() {
             &["import", seed, "--label", &format!("build={build}")],
         ));
     }
-    let info: serde_json::Value =
-        serde_json::from_str(&ok(&linkperf(&store, &["store", "info", "--json"]))).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&ok(&linkperf(
+        &store,
+        &["store", "info", "--format", "json"],
+    )))
+    .unwrap();
     assert_eq!(info["batches"], 2);
     assert_eq!(info["schema_version"], 2);
     assert_eq!(info["labels"], serde_json::json!(["build"]));

@@ -3,20 +3,11 @@
 //! per test whose rows point at their lines in that log.
 
 use crate::cli::BenchArgs;
-use crate::verbs::options::{sweep_sizes, BenchParams, BenchTest, Stop};
 use crate::exit::ExitStatus;
+use crate::verbs::options::{sweep_sizes, BenchParams, BenchTest, Stop};
 use anyhow::Result;
 #[cfg(feature = "verbs")]
 use std::path::Path;
-
-/// The error of verbs that need the `verbs` build feature when it is off.
-pub fn not_built(verb: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "`linkperf {verb}` needs the native verbs runner, and this linkperf was built without it: \
-         rebuild with `cargo build --release --features verbs` \
-         (needs libibverbs-dev, librdmacm-dev, libclang-dev and pkg-config)"
-    )
-}
 
 /// The parameters the client sends, from the command line.
 pub fn params_from(args: &BenchArgs) -> Result<BenchParams> {
@@ -69,7 +60,7 @@ pub fn params_from(args: &BenchArgs) -> Result<BenchParams> {
 pub fn run(_store: &std::path::Path, args: &BenchArgs) -> Result<ExitStatus> {
     // Options are still checked first, so a typo is reported as such.
     params_from(args)?;
-    Err(not_built("bench"))
+    Err(super::shared::not_built("bench"))
 }
 
 #[cfg(feature = "verbs")]
@@ -83,7 +74,7 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
 
     let params = params_from(args)?;
     let percentiles = samples::parse_percentiles(&args.percentiles).map_err(anyhow::Error::msg)?;
-    let labels = crate::commands::import::parse_labels(&args.labels)?;
+    let labels = super::shared::parse_labels(&args.labels)?;
     let setup = LocalSetup {
         device: args.device.clone(),
         ib_port: args.ib_port,

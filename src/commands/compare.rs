@@ -4,9 +4,9 @@
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::compare::{self, Comparison, Verdict};
 use crate::config::Config;
+use crate::exit::ExitStatus;
 use crate::format;
 use crate::normalize::{aggregate, platform::PLATFORM_KEYS, points};
-use crate::exit::ExitStatus;
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::Path;
@@ -28,7 +28,8 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
         points::direction(m)?;
     }
     let metrics: Vec<&str> = args.metric.as_deref().into_iter().collect();
-    let selection = super::selection::load_rows(store_dir, config, &args.filters, &metrics)?;
+    let selection =
+        super::selection::load_rows(store_dir, config, &args.selection.filters, &metrics)?;
     let selected = &selection.runs;
     let by = args.by.as_str();
     let known_by = BY_KEYS.contains(&by)
@@ -58,7 +59,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
     if selected.is_empty() {
         bail!(
             "the selection is empty: no stored run matches {:?}",
-            args.filters
+            args.selection.filters
         );
     }
     let aggs = aggregate::aggregate_rows(selected, &selection.rows, by, args.metric.as_deref())?;

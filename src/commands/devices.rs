@@ -21,5 +21,5 @@ pub fn run(args: &DevicesArgs) -> Result<ExitStatus> {
 
 #[cfg(not(feature = "verbs"))]
 pub fn run(_args: &DevicesArgs) -> Result<ExitStatus> {
-    Err(crate::commands::bench::not_built("devices"))
+    Err(super::shared::not_built("devices"))
 }

@@ -2,16 +2,16 @@
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::config::Config;
-use crate::export;
 use crate::exit::ExitStatus;
-use anyhow::{bail, Context, Result};
+use crate::export;
+use anyhow::{bail, Result};
 use polars::prelude::{CsvWriter, DataFrame, ParquetWriter, SerWriter};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitStatus> {
-    let selected = super::selection::load(store_dir, config, &args.filters)?;
+    let selected = super::selection::load(store_dir, config, &args.selection.filters)?;
     let (bytes, empty) = if args.samples {
         let rows = export::sample_rows(&selected);
         (
@@ -23,7 +23,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitS
         (encode(&rows, export::to_frame, args)?, rows.is_empty())
     };
     match &args.output {
-        Some(path) => write_atomic(path, &bytes)?,
+        Some(path) => super::shared::write_atomic(path, &bytes)?,
         None => std::io::stdout().lock().write_all(&bytes)?,
     }
     if empty {
@@ -58,15 +58,4 @@ fn encode<T: Serialize>(
         }
     }
     Ok(buf)
-}
-
-/// Writes a file through a temporary sibling and a rename, so readers never see half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }

@@ -7,12 +7,12 @@
 use super::selection::Selection;
 use crate::cli::GateArgs;
 use crate::config::{Config, GateConfig};
+use crate::exit::ExitStatus;
 use crate::format;
 use crate::gate::{self, Decision, Outcome, Rule};
 use crate::model::Run;
 use crate::normalize::aggregate;
 use crate::normalize::points::{self, PointKey, RunKey};
-use crate::exit::ExitStatus;
 use anyhow::{bail, Context, Result};
 use polars::prelude::{col, Column, DataFrame, IntoLazy};
 use serde::Serialize;
@@ -450,16 +450,16 @@ pub fn junit(points: &[GatePoint]) -> String {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    super::export::write_atomic(path, text.as_bytes())
+    super::shared::write_atomic(path, text.as_bytes())
 }
 
 pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitStatus> {
     for m in &args.metrics {
         points::direction(m)?;
     }
-    let pair_by = gate::parse_pair_by(&args.pair_by, gate::PAIR_KEYS)?;
+    let pair_by = gate::pair_by(&args.pair_by, gate::PAIR_KEYS)?;
     let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
-        let filters: Vec<String> = args.filters.iter().chain(own).cloned().collect();
+        let filters: Vec<String> = args.selection.filters.iter().chain(own).cloned().collect();
         let metrics: Vec<&str> = args.metrics.iter().map(String::as_str).collect();
         let runs = super::selection::load_source(path, store_dir, config, &filters, &metrics)
             .with_context(|| format!("cannot read the {what}"))?;

@@ -5,10 +5,10 @@
 
 use crate::cli::HistoryArgs;
 use crate::config::Config;
+use crate::exit::ExitStatus;
 use crate::format;
 use crate::normalize::points;
 use crate::trend::{self, Series, Step};
-use crate::exit::ExitStatus;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::io::Write;
@@ -26,12 +26,12 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
     if let Some(m) = &args.metric {
         points::direction(m)?;
     }
-    let pair_by = crate::gate::parse_pair_by(&args.pair_by, trend::PAIR_KEYS)?;
-    let selected = super::selection::load(store_dir, config, &args.filters)?;
+    let pair_by = crate::gate::pair_by(&args.pair_by, trend::PAIR_KEYS)?;
+    let selected = super::selection::load(store_dir, config, &args.selection.filters)?;
     if selected.is_empty() {
         bail!(
             "the selection is empty: no stored run matches {:?}",
-            args.filters
+            args.selection.filters
         );
     }
     let all = trend::series(
@@ -62,7 +62,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
         ExitStatus::Success
     };
     let mut stdout = std::io::stdout().lock();
-    if args.json {
+    if args.format == crate::cli::TextOrJson::Json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&out)?)?;
         return Ok(status);
     }

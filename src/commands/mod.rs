@@ -17,6 +17,7 @@ pub mod ls;
 pub mod report;
 pub mod run;
 pub mod selection;
+pub mod shared;
 pub mod store;
 
 /// Leaves `value` to the end of the process instead of freeing it. Called by a verb whose work is

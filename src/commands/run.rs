@@ -3,9 +3,10 @@
 
 use crate::cli::RunArgs;
 use crate::config::Config;
-use crate::runner::{self, suite::Suite};
-use crate::store::Store;
 use crate::exit::ExitStatus;
+use crate::pipeline;
+use crate::report::generate::{generate, Format, Request};
+use crate::runner::{self, suite::Suite};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -54,7 +55,7 @@ fn shortcut_suite(args: &RunArgs, tests: &str) -> Result<(Suite, String)> {
 }
 
 pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStatus> {
-    let labels = super::import::parse_labels(&args.labels)?;
+    let labels = super::shared::parse_labels(&args.labels)?;
     let (suite, suite_text) = match (&args.suite, &args.tests) {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path)
@@ -96,33 +97,30 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
     let mut labels = labels;
     labels.insert("suite".into(), suite.name.clone());
     labels.insert("run".into(), manifest.run.clone());
-    let store = Store::open(store_dir, true)?;
-    let mut tx = store.begin()?;
     let mut logs: Vec<_> = std::fs::read_dir(&run_dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
         .collect();
     logs.sort();
-    let mut rows = 0;
-    for log in &logs {
-        let bytes = std::fs::read(log)?;
-        let mut runs = crate::ingest::parse_bytes(&log.display().to_string(), &bytes).runs;
-        for r in &mut runs {
-            r.labels
-                .extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-        rows += runs.iter().map(|r| r.measurements.len()).sum::<usize>();
-        tx.add(runs)?;
-    }
-    let outcome = tx.commit()?;
+    let imported = pipeline::import(
+        store_dir,
+        &logs,
+        &pipeline::Options {
+            labels: &labels,
+            mode: pipeline::Mode::Store,
+            before_commit: None,
+        },
+    )?;
+    let outcome = imported.stored.unwrap_or_default();
     let failed: Vec<_> = manifest.runs.iter().filter(|r| r.status != "ok").collect();
     println!(
-        "{} of {} runs passed; stored {} runs ({} rows from {rows}) in {}",
+        "{} of {} runs passed; stored {} runs ({} rows from {}) in {}",
         manifest.runs.len() - failed.len(),
         manifest.runs.len(),
         outcome.added_runs,
         outcome.added_rows,
-        store.root().display()
+        imported.rows,
+        store_dir.display()
     );
     for f in &failed {
         println!(
@@ -140,20 +138,25 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         run_dir.display().to_string()
     } else {
         let out = run_dir.join("report");
-        let report_args = crate::cli::ReportArgs {
-            output: out.clone(),
-            filters: vec![format!("run={}", manifest.run)],
-            by: "platform".into(),
-            baseline: None,
-            format: "html,md".into(),
-            title: format!("linkperf run {}", manifest.run),
-            templates: None,
-            dump_context: false,
-            gate: None,
-            history_by: "source".into(),
-        };
-        let stdout_report = super::report::run(store_dir, config, &report_args);
-        match stdout_report {
+        let filters = [format!("run={}", manifest.run)];
+        let title = format!("linkperf run {}", manifest.run);
+        let report = generate(
+            store_dir,
+            config,
+            &Request {
+                output: &out,
+                filters: &filters,
+                by: "platform",
+                baseline: None,
+                formats: &[Format::Html, Format::Md],
+                title: &title,
+                templates: None,
+                dump_context: false,
+                gate: None,
+                history_by: "source",
+            },
+        );
+        match report {
             Ok(_) => out.join("index.html").display().to_string(),
             Err(e) => {
                 println!("no report: {e:#}");

@@ -129,7 +129,7 @@ pub fn load_source(
         crate::export::read(path)?
     } else {
         let mut runs = Vec::new();
-        for f in super::import::collect_files(&[path.to_path_buf()])? {
+        for f in crate::pipeline::collect_files(&[path.to_path_buf()])? {
             let bytes = std::fs::read(&f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
             runs.extend(crate::ingest::parse_bytes(&f.display().to_string(), &bytes).runs);
         }

@@ -1,17 +1,17 @@
 //! `linkperf store info|compact|migrate`: the store's housekeeping verbs.
 
 use crate::cli::StoreCommand;
-use crate::store::{migrate, Store};
 use crate::exit::ExitStatus;
+use crate::store::{migrate, Store};
 use anyhow::Result;
 use std::path::Path;
 use std::time::Instant;
 
 pub fn run(store_dir: &Path, cmd: &StoreCommand) -> Result<ExitStatus> {
     match cmd {
-        StoreCommand::Info { json } => {
+        StoreCommand::Info { format } => {
             let info = Store::open(store_dir, false)?.info()?;
-            if *json {
+            if *format == crate::cli::TextOrJson::Json {
                 println!("{}", serde_json::to_string_pretty(&info)?);
             } else {
                 print!("{}", info.to_text(store_dir));

@@ -30,7 +30,7 @@ pub(crate) fn fixture_lines_with(dirs: &[&str], needle: &str) -> Vec<String> {
         .map(|d| root.join(d))
         .filter(|d| d.is_dir())
         .collect();
-    let files = crate::commands::import::collect_files(&dirs).expect("fixture folders");
+    let files = crate::pipeline::collect_files(&dirs).expect("fixture folders");
     let mut out = Vec::new();
     for file in files {
         let bytes = std::fs::read(&file).expect("fixture file");

@@ -6,10 +6,12 @@
 //! renamed into place, so a half-written report is never left behind.
 
 pub mod charts;
+pub mod generate;
 pub mod history;
 pub mod model;
 
 use anyhow::{anyhow, Context as _, Result};
+pub use generate::Format;
 use minijinja::{AutoEscape, Environment};
 use std::path::{Path, PathBuf};
 

@@ -187,7 +187,13 @@ impl Transaction {
     }
 
     /// Makes the batch visible with one rename; a batch with nothing new is discarded.
-    pub fn commit(mut self) -> Result<AddOutcome> {
+    pub fn commit(self) -> Result<AddOutcome> {
+        self.commit_after(|| {})
+    }
+
+    /// [`Transaction::commit`], calling `before_publish` once the batch is written and before
+    /// it is made visible: the seam the crash test uses to die at the worst moment.
+    pub fn commit_after(mut self, before_publish: impl FnOnce()) -> Result<AddOutcome> {
         if self.outcome.added_runs == 0 {
             fs::remove_dir_all(&self.staging)
                 .with_context(|| format!("cannot clean {}", self.staging.display()))?;
@@ -198,10 +204,7 @@ impl Transaction {
             &self.staging.join("ids.fp"),
             &fingerprints::encode(std::mem::take(&mut self.new_fps)),
         )?;
-        if std::env::var_os("LINKPERF_TEST_CRASH_BEFORE_COMMIT").is_some() {
-            // Test hook: die the way a killed import dies, after writing and before the commit.
-            std::process::abort();
-        }
+        before_publish();
         let range = SeqRange {
             first: self.first_seq,
             last: self.next_seq - 1,

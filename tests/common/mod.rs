@@ -19,12 +19,7 @@ pub fn linkperf_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Output
     c.current_dir(root())
         .env("LINKPERF_STORE", store)
         .args(args);
-    for var in [
-        "LINKPERF_CONFIG",
-        "LINKPERF_TEST_CRASH_BEFORE_COMMIT",
-        "GITHUB_STEP_SUMMARY",
-        "GITHUB_ACTIONS",
-    ] {
+    for var in ["LINKPERF_CONFIG", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"] {
         c.env_remove(var);
     }
     for (k, v) in env {

@@ -1,0 +1,144 @@
+//! The one import pipeline, used by `linkperf import` and `linkperf run`: read each file, parse
+//! it, attach the labels, and hand its runs to one store transaction as they are read (memory
+//! stays bounded by the largest file). What could not be read is collected, never dropped.
+
+use crate::ingest::{self, Problem};
+use crate::model::{Run, RunStatus};
+use crate::store::{AddOutcome, Store};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Expands directories recursively into their files (hidden entries skipped), sorted for a
+/// deterministic order.
+pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).with_context(|| format!("{}: cannot read", p.display()))?;
+        if meta.is_dir() {
+            walk(p, &mut out)?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list directory", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .with_context(|| format!("{}: cannot list directory", dir.display()))?;
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// When the parsed runs reach the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Each file's runs are written as they are read; one commit at the end.
+    Store,
+    /// Nothing is written unless the whole input parsed without a problem.
+    Strict,
+    /// Parse and count only.
+    DryRun,
+}
+
+pub struct Options<'a> {
+    pub labels: &'a BTreeMap<String, String>,
+    pub mode: Mode,
+    /// Called after the batch is written and before it is published. A test-only seam: the
+    /// crash test passes a hook that aborts the process there, as a killed import would die.
+    pub before_commit: Option<fn()>,
+}
+
+/// What an import read, and what the store took.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub files: usize,
+    pub bytes: usize,
+    pub runs: usize,
+    pub rows: usize,
+    /// `file:line: tool test failed: first error line`, per failed run.
+    pub failed: Vec<String>,
+    pub problems: Vec<Problem>,
+    pub unreadable_blocks: usize,
+    /// `None` under `--dry-run`, or under `--strict` when a problem kept everything out.
+    pub stored: Option<AddOutcome>,
+}
+
+/// Imports `files` into the store at `store_dir` (see [`Mode`]).
+pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<Imported> {
+    let mut tx = match options.mode {
+        Mode::Store => Some(Store::open(store_dir, true)?.begin()?),
+        Mode::Strict | Mode::DryRun => None,
+    };
+    let mut pending = Vec::new();
+    let mut out = Imported {
+        files: files.len(),
+        ..Imported::default()
+    };
+    for f in files {
+        let source = f.display().to_string();
+        let bytes = std::fs::read(f).with_context(|| format!("{source}: cannot read"))?;
+        out.bytes += bytes.len();
+        let result = ingest::parse_bytes(&source, &bytes);
+        drop(bytes);
+        let mut runs = result.runs;
+        for r in &mut runs {
+            r.labels
+                .extend(options.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        out.count(&runs);
+        out.problems.extend(result.problems);
+        out.unreadable_blocks += result.unreadable_blocks;
+        match tx.as_mut() {
+            Some(tx) => tx.add(runs)?,
+            None if options.mode == Mode::Strict => pending.extend(runs),
+            None => {}
+        }
+    }
+    let before_commit = options.before_commit.unwrap_or(|| {});
+    out.stored = match (tx, options.mode) {
+        (Some(tx), _) => Some(tx.commit_after(before_commit)?),
+        (None, Mode::Strict) if out.problems.is_empty() => {
+            let mut tx = Store::open(store_dir, true)?.begin()?;
+            tx.add(pending)?;
+            Some(tx.commit_after(before_commit)?)
+        }
+        (None, _) => None,
+    };
+    Ok(out)
+}
+
+impl Imported {
+    fn count(&mut self, runs: &[Run]) {
+        self.runs += runs.len();
+        self.rows += runs.iter().map(|r| r.measurements.len()).sum::<usize>();
+        for r in runs.iter().filter(|r| r.status == RunStatus::Failed) {
+            let error = r
+                .error
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            self.failed.push(format!(
+                "{}:{}: {} {} failed: {error}",
+                r.source, r.line, r.tool, r.test
+            ));
+        }
+    }
+}
