@@ -1,152 +1,99 @@
 //! The public export schema: one flat row per measurement point, the columns users script
 //! against (documented in README.md), plus the `--where` filter shared by the read verbs.
 
+use crate::columns::{point_field, run_field, Field, Source, EXPORT_COLUMNS, RUN_COLUMNS};
 use crate::model::{Measurement, Run};
-use crate::normalize::platform::{Platform, Resolved, PLATFORM_KEYS};
+use crate::normalize::platform::{Platform, PLATFORM_KEYS};
 use anyhow::{bail, Result};
 use polars::prelude::{Column, DataFrame};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// One exported measurement point. Field order is the column order.
-#[derive(Debug, Clone, Serialize)]
-pub struct ExportRow {
-    pub run_id: String,
-    pub source: String,
-    /// Line of the measurement row in `source`.
-    pub line: u32,
-    pub tool: String,
-    pub test: String,
-    pub role: String,
-    pub host: Option<String>,
-    pub device: Option<String>,
-    pub mtu: Option<u32>,
-    pub link_layer: Option<String>,
-    pub connection_type: Option<String>,
-    pub qps: Option<u32>,
-    pub msg_size_bytes: Option<u64>,
-    pub iterations: Option<u64>,
-    pub bw_peak_gbps: Option<f64>,
-    pub bw_avg_gbps: Option<f64>,
-    pub msg_rate_mpps: Option<f64>,
-    pub lat_min_us: Option<f64>,
-    pub lat_max_us: Option<f64>,
-    pub lat_typical_us: Option<f64>,
-    pub lat_avg_us: Option<f64>,
-    pub lat_stdev_us: Option<f64>,
-    pub lat_p99_us: Option<f64>,
-    pub lat_p999_us: Option<f64>,
-    pub raw_unit: String,
-    pub labels: BTreeMap<String, String>,
-    pub raw_text: String,
-    /// Line where the run starts (its prompt or first output line).
-    pub run_line: u32,
-    pub status: String,
-    pub command: Option<String>,
-    pub tps: Option<f64>,
-    pub cpu_util_pct: Option<f64>,
-    pub interval_start_s: Option<f64>,
-    pub interval_end_s: Option<f64>,
-    pub stream: Option<String>,
-    pub row_kind: Option<String>,
-    pub transfer_bytes: Option<f64>,
-    pub retransmits: Option<u64>,
-    pub cwnd_bytes: Option<f64>,
-    pub rtt_us: Option<f64>,
-    pub jitter_ms: Option<f64>,
-    pub lost: Option<u64>,
-    pub total: Option<u64>,
-    pub loss_pct: Option<f64>,
-    pub cpu_local_pct: Option<f64>,
-    pub cpu_remote_pct: Option<f64>,
-    /// The resolved platform name (see `normalize::platform`).
-    pub platform: String,
-    /// Every resolved platform value with where it came from (label, config, device facts, built-in).
-    pub resolved: BTreeMap<String, Resolved>,
-    pub extra: BTreeMap<String, String>,
+/// One exported measurement point: a run, its resolved platform and one of its rows. It
+/// serializes (and becomes a frame row) in [`EXPORT_COLUMNS`] order.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportRow<'a> {
+    pub run: &'a Run,
+    pub platform: &'a Platform,
+    pub point: &'a Measurement,
 }
 
-impl ExportRow {
-    fn new(r: &Run, p: &Platform, m: &Measurement) -> ExportRow {
-        ExportRow {
-            run_id: r.run_id.clone(),
-            source: r.source.clone(),
-            line: m.line,
-            tool: r.tool.clone(),
-            test: r.test.clone(),
-            role: r.role.as_str().to_string(),
-            host: r.host.clone(),
-            device: r.device.clone(),
-            mtu: r.mtu,
-            link_layer: r.link_layer.clone(),
-            connection_type: r.connection_type.clone(),
-            qps: r.qps,
-            msg_size_bytes: m.msg_size_bytes,
-            iterations: m.iterations,
-            bw_peak_gbps: m.bw_peak_gbps,
-            bw_avg_gbps: m.bw_avg_gbps,
-            msg_rate_mpps: m.msg_rate_mpps,
-            lat_min_us: m.lat_min_us,
-            lat_max_us: m.lat_max_us,
-            lat_typical_us: m.lat_typical_us,
-            lat_avg_us: m.lat_avg_us,
-            lat_stdev_us: m.lat_stdev_us,
-            lat_p99_us: m.lat_p99_us,
-            lat_p999_us: m.lat_p999_us,
-            raw_unit: m.raw_unit.clone(),
-            labels: r.labels.clone(),
-            raw_text: m.raw_text.clone(),
-            run_line: r.line,
-            status: r.status.as_str().to_string(),
-            command: r.command.as_ref().map(|c| c.raw.clone()),
-            tps: m.tps,
-            cpu_util_pct: m.cpu_util_pct,
-            interval_start_s: m.interval_start_s,
-            interval_end_s: m.interval_end_s,
-            stream: m.stream.clone(),
-            row_kind: m.row_kind.clone(),
-            transfer_bytes: m.transfer_bytes,
-            retransmits: m.retransmits,
-            cwnd_bytes: m.cwnd_bytes,
-            rtt_us: m.rtt_us,
-            jitter_ms: m.jitter_ms,
-            lost: m.lost,
-            total: m.total,
-            loss_pct: m.loss_pct,
-            cpu_local_pct: m.cpu_local_pct,
-            cpu_remote_pct: m.cpu_remote_pct,
-            extra: m.extra.clone(),
-            platform: p
-                .get("platform")
-                .map(|r| r.value.clone())
-                .unwrap_or_default(),
-            resolved: p.clone(),
+/// An export column with its schema field looked up once.
+enum Plan {
+    Run(&'static Field<Run>),
+    Point(&'static Field<Measurement>),
+    Other(Source),
+}
+
+fn plan() -> &'static [(&'static str, Plan)] {
+    static PLAN: std::sync::OnceLock<Vec<(&'static str, Plan)>> = std::sync::OnceLock::new();
+    PLAN.get_or_init(|| {
+        EXPORT_COLUMNS
+            .iter()
+            .map(|c| {
+                let plan = match c.source {
+                    Source::Run(n) => Plan::Run(run_field(n).expect("a run column")),
+                    Source::Point(n) => Plan::Point(point_field(n).expect("a point column")),
+                    other => Plan::Other(other),
+                };
+                (c.name, plan)
+            })
+            .collect()
+    })
+}
+
+impl ExportRow<'_> {
+    fn platform_name(&self) -> &str {
+        self.platform
+            .get("platform")
+            .map_or("", |r| r.value.as_str())
+    }
+}
+
+impl Serialize for ExportRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let plan = plan();
+        let mut map = s.serialize_map(Some(plan.len()))?;
+        for (name, p) in plan {
+            match p {
+                Plan::Run(f) => map.serialize_entry(name, &f.cell(self.run))?,
+                Plan::Point(f) => map.serialize_entry(name, &f.cell(self.point))?,
+                Plan::Other(Source::Labels) => map.serialize_entry(name, &self.run.labels)?,
+                Plan::Other(Source::Command) => {
+                    map.serialize_entry(name, &self.run.command.as_ref().map(|c| c.raw.as_str()))?
+                }
+                Plan::Other(Source::Platform) => map.serialize_entry(name, self.platform_name())?,
+                Plan::Other(Source::Resolved) => map.serialize_entry(name, self.platform)?,
+                Plan::Other(_) => map.serialize_entry(name, &self.point.extra)?,
+            }
         }
+        map.end()
     }
 }
 
 /// Flattens runs into export rows, in store order.
-pub fn rows(runs: &[(Run, Platform)]) -> Vec<ExportRow> {
+pub fn rows(runs: &[(Run, Platform)]) -> Vec<ExportRow<'_>> {
     runs.iter()
-        .flat_map(|(r, p)| r.measurements.iter().map(move |m| ExportRow::new(r, p, m)))
+        .flat_map(|(run, platform)| {
+            run.measurements.iter().map(move |point| ExportRow {
+                run,
+                platform,
+                point,
+            })
+        })
         .collect()
 }
 
-/// Run-level keys `--where` accepts besides labels.
-pub const WHERE_KEYS: &[&str] = &[
-    "run_id",
-    "source",
-    "tool",
-    "test",
-    "role",
-    "status",
-    "host",
-    "device",
-    "mtu",
-    "link_layer",
-    "connection_type",
-    "qps",
-];
+/// Run-level keys `--where` accepts besides labels and platform keys: the run columns but the
+/// run's line.
+pub fn where_keys() -> Vec<&'static str> {
+    RUN_COLUMNS
+        .iter()
+        .map(|c| c.name)
+        .filter(|n| *n != "line")
+        .collect()
+}
 
 /// A parsed `--where key=value[,key=value...]` filter: every condition must hold.
 #[derive(Debug, Clone, Default)]
@@ -181,18 +128,19 @@ impl Filter {
                     .strip_prefix("label:")
                     .unwrap_or(k.trim())
                     .to_string();
-                let known = WHERE_KEYS.contains(&k.as_str())
+                let where_keys = where_keys();
+                let known = where_keys.contains(&k.as_str())
                     || PLATFORM_KEYS.contains(&k.as_str())
                     || keys.contains(&k.as_str());
                 if !known {
                     let labels: Vec<&str> = keys
                         .iter()
                         .copied()
-                        .filter(|k| !PLATFORM_KEYS.contains(k) && !WHERE_KEYS.contains(k))
+                        .filter(|k| !PLATFORM_KEYS.contains(k) && !where_keys.contains(k))
                         .collect();
                     bail!(
                         "--where: unknown key {k:?}. Choose from: {}, {}{}{}",
-                        WHERE_KEYS.join(", "),
+                        where_keys.join(", "),
                         PLATFORM_KEYS.join(", "),
                         if labels.is_empty() { "" } else { "; labels: " },
                         labels.join(", ")
@@ -217,12 +165,13 @@ impl Filter {
         use polars::prelude::{col, lit};
         let mut out: Option<polars::prelude::Expr> = None;
         for (k, v) in &self.conditions {
+            let field = run_field(k).filter(|f| f.name != "line");
             let e = match k.as_str() {
-                "mtu" | "qps" => match v.parse::<u32>() {
-                    Ok(n) if n.to_string() == *v => col(k.as_str()).eq(lit(n)),
+                key if field.is_some_and(|f| f.is_integer()) => match v.parse::<u32>() {
+                    Ok(n) if n.to_string() == *v => col(key).eq(lit(n)),
                     _ => lit(false),
                 },
-                key if WHERE_KEYS.contains(&key) => col(key).eq(lit(v.as_str())),
+                key if field.is_some() => col(key).eq(lit(v.as_str())),
                 key => {
                     let name = format!("{}{key}", crate::store::frames::LABEL_PREFIX);
                     let present = label_columns.contains(key);
@@ -252,21 +201,10 @@ impl Filter {
 }
 
 fn run_value(r: &Run, p: &Platform, key: &str) -> Option<String> {
-    Some(match key {
-        "run_id" => r.run_id.clone(),
-        "source" => r.source.clone(),
-        "tool" => r.tool.clone(),
-        "test" => r.test.clone(),
-        "role" => r.role.as_str().to_string(),
-        "status" => r.status.as_str().to_string(),
-        "host" => r.host.clone()?,
-        "device" => r.device.clone()?,
-        "mtu" => r.mtu?.to_string(),
-        "link_layer" => r.link_layer.clone()?,
-        "connection_type" => r.connection_type.clone()?,
-        "qps" => r.qps?.to_string(),
-        other => p.get(other)?.value.clone(),
-    })
+    match run_field(key).filter(|f| f.name != "line") {
+        Some(f) => f.cell(r).text(),
+        None => Some(p.get(key)?.value.clone()),
+    }
 }
 
 /// JSON Lines: one object per row (export rows keep labels as an object).
@@ -279,94 +217,40 @@ pub fn to_jsonl<T: Serialize>(rows: &[T]) -> String {
     out
 }
 
-/// The rows as a polars frame (labels as JSON text), for CSV and Parquet.
+/// The rows as a polars frame (labels, resolved platform and extra as JSON text), for CSV and
+/// Parquet.
 pub fn to_frame(rows: &[ExportRow]) -> Result<DataFrame> {
-    let s = |f: &dyn Fn(&ExportRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
-    let fl = |name: &str, f: &dyn Fn(&ExportRow) -> Option<f64>| {
-        Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>())
-    };
-    let columns = vec![
-        Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
-        Column::new("source".into(), s(&|r| Some(r.source.clone()))),
-        Column::new(
-            "line".into(),
-            rows.iter().map(|r| r.line).collect::<Vec<u32>>(),
-        ),
-        Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
-        Column::new("test".into(), s(&|r| Some(r.test.clone()))),
-        Column::new("role".into(), s(&|r| Some(r.role.clone()))),
-        Column::new("host".into(), s(&|r| r.host.clone())),
-        Column::new("device".into(), s(&|r| r.device.clone())),
-        Column::new("mtu".into(), rows.iter().map(|r| r.mtu).collect::<Vec<_>>()),
-        Column::new("link_layer".into(), s(&|r| r.link_layer.clone())),
-        Column::new("connection_type".into(), s(&|r| r.connection_type.clone())),
-        Column::new("qps".into(), rows.iter().map(|r| r.qps).collect::<Vec<_>>()),
-        Column::new(
-            "msg_size_bytes".into(),
-            rows.iter().map(|r| r.msg_size_bytes).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "iterations".into(),
-            rows.iter().map(|r| r.iterations).collect::<Vec<_>>(),
-        ),
-        fl("bw_peak_gbps", &|r| r.bw_peak_gbps),
-        fl("bw_avg_gbps", &|r| r.bw_avg_gbps),
-        fl("msg_rate_mpps", &|r| r.msg_rate_mpps),
-        fl("lat_min_us", &|r| r.lat_min_us),
-        fl("lat_max_us", &|r| r.lat_max_us),
-        fl("lat_typical_us", &|r| r.lat_typical_us),
-        fl("lat_avg_us", &|r| r.lat_avg_us),
-        fl("lat_stdev_us", &|r| r.lat_stdev_us),
-        fl("lat_p99_us", &|r| r.lat_p99_us),
-        fl("lat_p999_us", &|r| r.lat_p999_us),
-        Column::new("raw_unit".into(), s(&|r| Some(r.raw_unit.clone()))),
-        Column::new(
-            "labels".into(),
-            s(&|r| Some(serde_json::to_string(&r.labels).expect("labels serialize"))),
-        ),
-        Column::new("raw_text".into(), s(&|r| Some(r.raw_text.clone()))),
-        Column::new(
-            "run_line".into(),
-            rows.iter().map(|r| r.run_line).collect::<Vec<u32>>(),
-        ),
-        Column::new("status".into(), s(&|r| Some(r.status.clone()))),
-        Column::new("command".into(), s(&|r| r.command.clone())),
-        fl("tps", &|r| r.tps),
-        fl("cpu_util_pct", &|r| r.cpu_util_pct),
-        fl("interval_start_s", &|r| r.interval_start_s),
-        fl("interval_end_s", &|r| r.interval_end_s),
-        Column::new("stream".into(), s(&|r| r.stream.clone())),
-        Column::new("row_kind".into(), s(&|r| r.row_kind.clone())),
-        fl("transfer_bytes", &|r| r.transfer_bytes),
-        Column::new(
-            "retransmits".into(),
-            rows.iter().map(|r| r.retransmits).collect::<Vec<_>>(),
-        ),
-        fl("cwnd_bytes", &|r| r.cwnd_bytes),
-        fl("rtt_us", &|r| r.rtt_us),
-        fl("jitter_ms", &|r| r.jitter_ms),
-        Column::new(
-            "lost".into(),
-            rows.iter().map(|r| r.lost).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "total".into(),
-            rows.iter().map(|r| r.total).collect::<Vec<_>>(),
-        ),
-        fl("loss_pct", &|r| r.loss_pct),
-        fl("cpu_local_pct", &|r| r.cpu_local_pct),
-        fl("cpu_remote_pct", &|r| r.cpu_remote_pct),
-        Column::new("platform".into(), s(&|r| Some(r.platform.clone()))),
-        Column::new(
-            "resolved".into(),
-            s(&|r| Some(serde_json::to_string(&r.resolved).expect("resolved serializes"))),
-        ),
-        Column::new(
-            "extra".into(),
-            s(&|r| Some(serde_json::to_string(&r.extra).expect("extra serializes"))),
-        ),
-    ];
+    let json = |f: &dyn Fn(&ExportRow) -> String| rows.iter().map(f).collect::<Vec<_>>();
+    let columns = plan()
+        .iter()
+        .map(|(name, p)| match p {
+            Plan::Run(f) => f.frame_column(name, rows.iter().map(|r| r.run)),
+            Plan::Point(f) => f.frame_column(name, rows.iter().map(|r| r.point)),
+            Plan::Other(Source::Command) => Column::new(
+                (*name).into(),
+                rows.iter()
+                    .map(|r| r.run.command.as_ref().map(|c| c.raw.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+            Plan::Other(Source::Platform) => Column::new(
+                (*name).into(),
+                rows.iter().map(|r| r.platform_name()).collect::<Vec<_>>(),
+            ),
+            Plan::Other(Source::Labels) => {
+                Column::new((*name).into(), json(&|r| json_text(&r.run.labels)))
+            }
+            Plan::Other(Source::Resolved) => {
+                Column::new((*name).into(), json(&|r| json_text(r.platform)))
+            }
+            Plan::Other(_) => Column::new((*name).into(), json(&|r| json_text(&r.point.extra))),
+        })
+        .collect();
     Ok(DataFrame::new(rows.len(), columns)?)
+}
+
+/// A map as JSON text, for a CSV or Parquet cell.
+fn json_text<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("maps of strings serialize")
 }
 
 /// Reads a file written by `linkperf export` (JSON Lines, CSV or Parquet) back into runs, so
@@ -440,17 +324,10 @@ fn frame_rows(df: &DataFrame) -> Result<Vec<serde_json::Map<String, serde_json::
 
 /// Groups export rows by run id back into runs.
 fn rows_to_runs(rows: &[serde_json::Map<String, serde_json::Value>]) -> Result<Vec<Run>> {
-    use crate::model::{Role, RunStatus};
     let mut runs: Vec<Run> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
-        let s = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        let f = |k: &str| r.get(k).and_then(|v| v.as_f64());
-        let u = |k: &str| {
-            r.get(k)
-                .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f as u64)))
-        };
-        let Some(run_id) = s("run_id") else {
+        let Some(run_id) = r.get("run_id").and_then(|v| v.as_str()).map(str::to_string) else {
             bail!("row {} has no run_id", i + 1);
         };
         let labels: BTreeMap<String, String> = match r.get("labels") {
@@ -458,62 +335,39 @@ fn rows_to_runs(rows: &[serde_json::Map<String, serde_json::Value>]) -> Result<V
             Some(v @ serde_json::Value::Object(_)) => serde_json::from_value(v.clone())?,
             _ => BTreeMap::new(),
         };
-        let pos = *index.entry(run_id.clone()).or_insert_with(|| {
-            runs.push(Run {
-                run_id: run_id.clone(),
-                source: s("source").unwrap_or_default(),
-                line: u("run_line").unwrap_or(0) as u32,
-                tool: s("tool").unwrap_or_default(),
-                test: s("test").unwrap_or_default(),
-                role: Role::parse(&s("role").unwrap_or_default()),
-                status: RunStatus::parse(&s("status").unwrap_or_else(|| "ok".into())),
-                host: s("host"),
-                command: None,
-                device: s("device"),
-                mtu: u("mtu").map(|v| v as u32),
-                link_layer: s("link_layer"),
-                connection_type: s("connection_type"),
-                qps: u("qps").map(|v| v as u32),
-                facts: BTreeMap::new(),
-                notes: Vec::new(),
-                error: None,
+        let pos = *index.entry(run_id).or_insert_with(|| {
+            let mut run = Run {
                 labels,
-                measurements: Vec::new(),
+                ..Run::default()
+            };
+            set_fields(&mut run, r, |s| match s {
+                Source::Run(n) => run_field(n),
+                _ => None,
             });
+            runs.push(run);
             runs.len() - 1
         });
-        runs[pos].measurements.push(Measurement {
-            line: u("line").unwrap_or(0) as u32,
-            raw_text: s("raw_text").unwrap_or_default(),
-            raw_unit: s("raw_unit").unwrap_or_default(),
-            msg_size_bytes: u("msg_size_bytes"),
-            iterations: u("iterations"),
-            bw_peak_gbps: f("bw_peak_gbps"),
-            bw_avg_gbps: f("bw_avg_gbps"),
-            msg_rate_mpps: f("msg_rate_mpps"),
-            lat_min_us: f("lat_min_us"),
-            lat_max_us: f("lat_max_us"),
-            lat_typical_us: f("lat_typical_us"),
-            lat_avg_us: f("lat_avg_us"),
-            lat_stdev_us: f("lat_stdev_us"),
-            lat_p99_us: f("lat_p99_us"),
-            lat_p999_us: f("lat_p999_us"),
-            tps: f("tps"),
-            cpu_util_pct: f("cpu_util_pct"),
-            interval_start_s: f("interval_start_s"),
-            interval_end_s: f("interval_end_s"),
-            stream: s("stream"),
-            row_kind: s("row_kind"),
-            transfer_bytes: f("transfer_bytes"),
-            retransmits: u("retransmits"),
-            jitter_ms: f("jitter_ms"),
-            lost: u("lost"),
-            total: u("total"),
-            loss_pct: f("loss_pct"),
-            ..Measurement::default()
+        let mut point = Measurement::default();
+        set_fields(&mut point, r, |s| match s {
+            Source::Point(n) => point_field(n),
+            _ => None,
         });
+        runs[pos].measurements.push(point);
     }
     Ok(runs)
+}
+
+/// Sets the fields of `record` that an export row's columns carry.
+fn set_fields<R: 'static>(
+    record: &mut R,
+    row: &serde_json::Map<String, serde_json::Value>,
+    field: impl Fn(Source) -> Option<&'static Field<R>>,
+) {
+    for c in EXPORT_COLUMNS {
+        if let Some(f) = field(c.source) {
+            f.set_json(record, row.get(c.name));
+        }
+    }
 }
 
 /// One per-iteration latency sample of a native runner row (`linkperf export --samples`), for

@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Which side of a two-host test produced the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Client,
     Server,
+    #[default]
     Unknown,
 }
 
@@ -34,10 +35,11 @@ impl Role {
 }
 
 /// How a run ended, as far as its output tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// A result table (or JSON result) was read.
+    #[default]
     Ok,
     /// The tool ran and printed its banner but no result table (e.g. an `ib_read_lat` server).
     NoResults,
@@ -86,7 +88,7 @@ pub struct CommandLine {
 }
 
 /// One benchmark execution as found in a log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// Content hash of the block the run was read from (hex); the store's dedupe key.
     pub run_id: String,

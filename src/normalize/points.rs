@@ -138,48 +138,13 @@ pub fn rows_frame(runs: &[(Run, Platform)]) -> Result<DataFrame> {
         .enumerate()
         .flat_map(|(i, (r, _))| r.measurements.iter().map(move |m| (i as u32, m)))
         .collect();
-    let mut columns = vec![
-        Column::new(
-            "run".into(),
-            rows.iter().map(|(i, _)| *i).collect::<Vec<u32>>(),
-        ),
-        Column::new(
-            "line".into(),
-            rows.iter().map(|(_, m)| m.line).collect::<Vec<u32>>(),
-        ),
-        Column::new(
-            "msg_size_bytes".into(),
-            rows.iter()
-                .map(|(_, m)| m.msg_size_bytes)
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "stream".into(),
-            rows.iter()
-                .map(|(_, m)| m.stream.as_deref())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "row_kind".into(),
-            rows.iter()
-                .map(|(_, m)| m.row_kind.as_deref())
-                .collect::<Vec<_>>(),
-        ),
-    ];
-    for (metric, _) in METRICS {
-        columns.push(if *metric == "retransmits" {
-            Column::new(
-                "retransmits".into(),
-                rows.iter().map(|(_, m)| m.retransmits).collect::<Vec<_>>(),
-            )
-        } else {
-            let c = crate::columns::float_column(metric)
-                .expect("every metric but retransmits is a float column");
-            Column::new(
-                (*metric).into(),
-                rows.iter().map(|(_, m)| (c.get)(m)).collect::<Vec<_>>(),
-            )
-        });
+    let mut columns = vec![Column::new(
+        "run".into(),
+        rows.iter().map(|(i, _)| *i).collect::<Vec<u32>>(),
+    )];
+    for name in input_columns(&METRICS.iter().map(|(m, _)| *m).collect::<Vec<_>>()) {
+        let field = crate::columns::point_field(name).expect("every input is a point column");
+        columns.push(field.frame_column(name, rows.iter().map(|(_, m)| *m)));
     }
     Ok(DataFrame::new(rows.len(), columns)?)
 }

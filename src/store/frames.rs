@@ -2,8 +2,8 @@
 //! run, one row per measurement) and back. Maps and lists (flags, facts, labels, notes) are
 //! stored as JSON text so the Parquet files stay readable by any engine (DuckDB, Spark, pandas).
 
-use crate::columns::FLOAT_COLUMNS;
-use crate::model::{CommandLine, Measurement, Role, Run, RunStatus};
+use crate::columns::{POINT_COLUMNS, RUN_COLUMNS};
+use crate::model::{CommandLine, Measurement, Run};
 use anyhow::{Context, Result};
 use polars::prelude::{Column, DataFrame};
 use std::collections::BTreeMap;
@@ -36,24 +36,13 @@ pub fn runs_frame(runs: &[Run], seqs: &[u64], imported_at: &[i64]) -> Result<Dat
             .map(|r| r.command.as_ref().and_then(f))
             .collect::<Vec<_>>()
     };
-    let mut columns = vec![
-        Column::new(RUN_SEQ.into(), seqs.to_vec()),
-        Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
-        Column::new("source".into(), s(&|r| Some(r.source.clone()))),
-        Column::new(
-            "line".into(),
-            runs.iter().map(|r| r.line).collect::<Vec<u32>>(),
-        ),
-        Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
-        Column::new("test".into(), s(&|r| Some(r.test.clone()))),
-        Column::new("role".into(), s(&|r| Some(r.role.as_str().to_string()))),
-        Column::new("status".into(), s(&|r| Some(r.status.as_str().to_string()))),
-        Column::new("host".into(), s(&|r| r.host.clone())),
-        Column::new("device".into(), s(&|r| r.device.clone())),
-        Column::new("mtu".into(), runs.iter().map(|r| r.mtu).collect::<Vec<_>>()),
-        Column::new("link_layer".into(), s(&|r| r.link_layer.clone())),
-        Column::new("connection_type".into(), s(&|r| r.connection_type.clone())),
-        Column::new("qps".into(), runs.iter().map(|r| r.qps).collect::<Vec<_>>()),
+    let mut columns = vec![Column::new(RUN_SEQ.into(), seqs.to_vec())];
+    columns.extend(
+        RUN_COLUMNS
+            .iter()
+            .map(|c| c.frame_column(c.name, runs.iter())),
+    );
+    columns.extend([
         Column::new("command".into(), cmd(&|c| Some(c.raw.clone()))),
         Column::new("program".into(), cmd(&|c| Some(c.program.clone()))),
         Column::new("wrappers".into(), cmd(&|c| Some(json(&c.wrappers)))),
@@ -65,7 +54,7 @@ pub fn runs_frame(runs: &[Run], seqs: &[u64], imported_at: &[i64]) -> Result<Dat
         Column::new("error".into(), s(&|r| r.error.clone())),
         Column::new("labels".into(), s(&|r| Some(json(&r.labels)))),
         Column::new("imported_at".into(), imported_at.to_vec()),
-    ];
+    ]);
     let keys: std::collections::BTreeSet<&String> =
         runs.iter().flat_map(|r| r.labels.keys()).collect();
     for k in keys {
@@ -97,75 +86,12 @@ pub fn points_frame(runs: &[Run], seqs: &[u64]) -> Result<DataFrame> {
             "run_id".into(),
             points.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
         ),
-        Column::new(
-            "line".into(),
-            points.iter().map(|(_, m)| m.line).collect::<Vec<u32>>(),
-        ),
-        Column::new(
-            "raw_text".into(),
-            points
-                .iter()
-                .map(|(_, m)| m.raw_text.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "raw_unit".into(),
-            points
-                .iter()
-                .map(|(_, m)| m.raw_unit.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "msg_size_bytes".into(),
-            points
-                .iter()
-                .map(|(_, m)| m.msg_size_bytes)
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "iterations".into(),
-            points.iter().map(|(_, m)| m.iterations).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "sl".into(),
-            points.iter().map(|(_, m)| m.sl).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "stream".into(),
-            points
-                .iter()
-                .map(|(_, m)| m.stream.as_deref())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "row_kind".into(),
-            points
-                .iter()
-                .map(|(_, m)| m.row_kind.as_deref())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "retransmits".into(),
-            points
-                .iter()
-                .map(|(_, m)| m.retransmits)
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "lost".into(),
-            points.iter().map(|(_, m)| m.lost).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "total".into(),
-            points.iter().map(|(_, m)| m.total).collect::<Vec<_>>(),
-        ),
     ];
-    for c in FLOAT_COLUMNS {
-        columns.push(Column::new(
-            c.name.into(),
-            points.iter().map(|(_, m)| (c.get)(m)).collect::<Vec<_>>(),
-        ));
-    }
+    columns.extend(
+        POINT_COLUMNS
+            .iter()
+            .map(|c| c.frame_column(c.name, points.iter().map(|(_, m)| *m))),
+    );
     columns.push(Column::new(
         "extra".into(),
         points
@@ -226,19 +152,10 @@ pub fn run_seqs(df: &DataFrame) -> Result<Vec<u64>> {
 /// Rebuilds runs (without measurements) from a runs frame.
 pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
     let n = df.height();
-    let mut run_id = str_iter(df, "run_id")?;
-    let mut source = str_iter(df, "source")?;
-    let mut line = u32_iter(df, "line")?;
-    let mut tool = str_iter(df, "tool")?;
-    let mut test = str_iter(df, "test")?;
-    let mut role = str_iter(df, "role")?;
-    let mut status = str_iter(df, "status")?;
-    let mut host = str_iter(df, "host")?;
-    let mut device = str_iter(df, "device")?;
-    let mut mtu = u32_iter(df, "mtu")?;
-    let mut link_layer = str_iter(df, "link_layer")?;
-    let mut connection_type = str_iter(df, "connection_type")?;
-    let mut qps = u32_iter(df, "qps")?;
+    let mut scalars = RUN_COLUMNS
+        .iter()
+        .map(|c| c.frame_reader(df, c.name))
+        .collect::<Result<Vec<_>>>()?;
     let mut command = detail_iter(df, "command")?;
     let mut program = detail_iter(df, "program")?;
     let mut wrappers = detail_iter(df, "wrappers")?;
@@ -251,40 +168,29 @@ pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
     let mut labels = str_iter(df, "labels")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
+        let mut run = Run::default();
+        for read in &mut scalars {
+            read(&mut run);
+        }
         let raw = command.next().flatten();
         let prog = program.next().flatten();
         let wr: Vec<String> = parse_json(wrappers.next().flatten())?;
         let fl: BTreeMap<String, String> = parse_json(flags.next().flatten())?;
         let pe = peer.next().flatten();
         let pi = pipe.next().flatten();
-        out.push(Run {
-            run_id: run_id.next().flatten().unwrap_or_default(),
-            source: source.next().flatten().unwrap_or_default(),
-            line: line.next().flatten().unwrap_or(0),
-            tool: tool.next().flatten().unwrap_or_default(),
-            test: test.next().flatten().unwrap_or_default(),
-            role: Role::parse(&role.next().flatten().unwrap_or_default()),
-            status: RunStatus::parse(&status.next().flatten().unwrap_or_default()),
-            host: host.next().flatten(),
-            device: device.next().flatten(),
-            mtu: mtu.next().flatten(),
-            link_layer: link_layer.next().flatten(),
-            connection_type: connection_type.next().flatten(),
-            qps: qps.next().flatten(),
-            command: raw.map(|raw| CommandLine {
-                raw,
-                wrappers: wr,
-                program: prog.unwrap_or_default(),
-                flags: fl,
-                peer: pe,
-                pipe: pi,
-            }),
-            facts: parse_json(facts.next().flatten())?,
-            notes: parse_json(notes.next().flatten())?,
-            error: error.next().flatten(),
-            labels: parse_json(labels.next().flatten())?,
-            measurements: Vec::new(),
+        run.command = raw.map(|raw| CommandLine {
+            raw,
+            wrappers: wr,
+            program: prog.unwrap_or_default(),
+            flags: fl,
+            peer: pe,
+            pipe: pi,
         });
+        run.facts = parse_json(facts.next().flatten())?;
+        run.notes = parse_json(notes.next().flatten())?;
+        run.error = error.next().flatten();
+        run.labels = parse_json(labels.next().flatten())?;
+        out.push(run);
     }
     Ok(out)
 }
@@ -308,41 +214,17 @@ pub fn for_each_point(
     let n = df.height();
     let ids = df.column("run_id")?.str()?;
     let mut run_id = ids.iter();
-    let mut line = u32_iter(df, "line")?;
-    let mut raw_text = str_iter(df, "raw_text")?;
-    let mut raw_unit = str_iter(df, "raw_unit")?;
-    let mut size = u64_iter(df, "msg_size_bytes")?;
-    let mut iters = u64_iter(df, "iterations")?;
-    let mut sl = u32_iter(df, "sl")?;
-    let mut stream = str_iter(df, "stream")?;
-    let mut row_kind = str_iter(df, "row_kind")?;
-    let mut retransmits = u64_iter(df, "retransmits")?;
-    let mut lost = u64_iter(df, "lost")?;
-    let mut total = u64_iter(df, "total")?;
-    let mut extra = str_iter(df, "extra")?;
-    let mut floats = FLOAT_COLUMNS
+    let mut scalars = POINT_COLUMNS
         .iter()
-        .map(|c| Ok((c.set, f64_iter(df, c.name)?)))
+        .map(|c| c.frame_reader(df, c.name))
         .collect::<Result<Vec<_>>>()?;
+    let mut extra = str_iter(df, "extra")?;
     for _ in 0..n {
-        let mut m = Measurement {
-            line: line.next().flatten().unwrap_or(0),
-            raw_text: raw_text.next().flatten().unwrap_or_default(),
-            raw_unit: raw_unit.next().flatten().unwrap_or_default(),
-            msg_size_bytes: size.next().flatten(),
-            iterations: iters.next().flatten(),
-            sl: sl.next().flatten(),
-            stream: stream.next().flatten(),
-            row_kind: row_kind.next().flatten(),
-            retransmits: retransmits.next().flatten(),
-            lost: lost.next().flatten(),
-            total: total.next().flatten(),
-            extra: parse_json(extra.next().flatten())?,
-            ..Measurement::default()
-        };
-        for (set, values) in &mut floats {
-            set(&mut m, values.next().flatten());
+        let mut m = Measurement::default();
+        for read in &mut scalars {
+            read(&mut m);
         }
+        m.extra = parse_json(extra.next().flatten())?;
         f(run_id.next().flatten().unwrap_or_default(), m)?;
     }
     Ok(())
@@ -416,6 +298,7 @@ pub fn attach_samples(df: &DataFrame, runs: &mut [Run]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Role, RunStatus};
 
     #[test]
     fn frames_round_trip_every_field() {
