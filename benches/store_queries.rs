@@ -3,10 +3,10 @@
 //! label), then times reading the store and `compare --by platform` over it, and prints peak
 //! memory. Run with `cargo bench --bench store_queries` (`RUNS=N` to change the size).
 
-use linkperf::commands::selection::Selection;
 use linkperf::config::Config;
 use linkperf::ingest::parse_bytes;
 use linkperf::normalize::{aggregate, platform, points};
+use linkperf::selection::Selection;
 use linkperf::store::Store;
 use std::time::Instant;
 
@@ -136,8 +136,7 @@ fn main() {
         Selection::from_runs(base).expect("baseline rows"),
         Selection::from_runs(cur).expect("current rows"),
     );
-    let decided =
-        linkperf::commands::gate::evaluate(&base, &cur, &[], pair_by, &config.gate).expect("gate");
+    let decided = linkperf::gate::evaluate(&base, &cur, &[], pair_by, &config.gate).expect("gate");
     println!(
         "gate over {} + {} runs: {} points decided in {:.3} s",
         base.runs.len(),

@@ -74,9 +74,14 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Escapes a cell for a GitHub-flavoured Markdown table.
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+/// Escapes a cell for a GitHub-flavoured Markdown table: pipes, line breaks, and the
+/// characters GitHub would read as HTML. The one escaper of every Markdown linkperf writes.
+pub fn md_cell(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\n', " ")
 }
 
 /// Renders rows as a GitHub-flavoured Markdown table.

@@ -22,6 +22,7 @@ pub mod normalize;
 pub mod pipeline;
 pub mod report;
 pub mod runner;
+pub mod selection;
 pub mod stats;
 pub mod store;
 pub mod trend;

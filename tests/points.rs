@@ -3,11 +3,11 @@
 //! (`points::points`, `aggregate`). Over every real fixture, for each dimension and metric kind,
 //! both must give the same aggregates, and a store must give the same as the runs it was fed.
 
-use linkperf::commands::gate::evaluate;
-use linkperf::commands::selection::{self, Selection};
 use linkperf::config::Config;
+use linkperf::gate::evaluate;
 use linkperf::model::Run;
 use linkperf::normalize::{aggregate, platform, points};
+use linkperf::selection::{self, Selection};
 use linkperf::store::Store;
 use std::path::PathBuf;
 

@@ -65,9 +65,10 @@ pub fn run(_store: &std::path::Path, args: &BenchArgs) -> Result<ExitStatus> {
 
 #[cfg(feature = "verbs")]
 pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
+    use crate::stats::samples;
     use crate::store::Store;
     use crate::verbs::engine::{self, LocalSetup};
-    use crate::verbs::{record, samples};
+    use crate::verbs::record;
     use anyhow::Context as _;
     use std::io::Write;
     use std::time::Duration;
@@ -183,7 +184,7 @@ fn print_histogram(
     out: &mut impl std::io::Write,
     r: &crate::verbs::record::SizeResult,
 ) -> Result<()> {
-    use crate::verbs::samples::{histogram, percentile, sorted};
+    use crate::stats::samples::{histogram, percentile, sorted};
     let s = sorted(&r.samples_us);
     let p99 = percentile(&s, 99.0).unwrap_or(0.0);
     let body: Vec<f64> = s.iter().copied().filter(|&x| x <= p99).collect();

@@ -29,7 +29,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
     }
     let metrics: Vec<&str> = args.metric.as_deref().into_iter().collect();
     let selection =
-        super::selection::load_rows(store_dir, config, &args.selection.filters, &metrics)?;
+        crate::selection::load_rows(store_dir, config, &args.selection.filters, &metrics)?;
     let selected = &selection.runs;
     let by = args.by.as_str();
     let known_by = BY_KEYS.contains(&by)

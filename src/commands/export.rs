@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitStatus> {
-    let selected = super::selection::load(store_dir, config, &args.selection.filters)?;
+    let selected = crate::selection::load(store_dir, config, &args.selection.filters)?;
     let (bytes, empty) = if args.samples {
         let rows = export::sample_rows(&selected);
         (

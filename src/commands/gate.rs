@@ -4,450 +4,16 @@
 //! Outputs: a table worst first, `--json`, `--junit`, `--markdown`, the GitHub job summary
 //! and `::error` annotations.
 
-use super::selection::Selection;
 use crate::cli::GateArgs;
-use crate::config::{Config, GateConfig};
+use crate::config::Config;
 use crate::exit::ExitStatus;
 use crate::format;
-use crate::gate::{self, Decision, Outcome, Rule};
-use crate::model::Run;
-use crate::normalize::aggregate;
-use crate::normalize::points::{self, PointKey, RunKey};
+use crate::gate::{self, evaluate, GateResult, Outcome};
+use crate::normalize::points;
+use crate::selection::Selection;
 use anyhow::{bail, Context, Result};
-use polars::prelude::{col, Column, DataFrame, IntoLazy};
-use serde::Serialize;
-use std::collections::HashMap;
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
-
-/// One decided point.
-#[derive(Debug, Clone, Serialize)]
-pub struct GatePoint {
-    pub test: String,
-    pub role: String,
-    pub connection_type: String,
-    pub qps: String,
-    pub msg_size_bytes: Option<u64>,
-    pub platform: String,
-    pub metric: String,
-    pub rule: Rule,
-    #[serde(flatten)]
-    pub decision: Decision,
-    pub baseline_n: usize,
-    pub current_n: usize,
-    /// 95 % confidence interval of current median / baseline median (needs repeats on one
-    /// side), and how it was computed (`bootstrap`, or `order statistics` for large samples).
-    pub ratio_ci: Option<(f64, f64)>,
-    pub ratio_ci_method: Option<&'static str>,
-    /// Baseline or current repeats vary more than `[gate] noisy_cv_above`.
-    pub noisy: bool,
-    /// Configuration that differs inside the pair, e.g. `mtu 4096 → 1024`.
-    pub config_changes: Vec<String>,
-    pub baseline_sources: Vec<String>,
-    pub current_sources: Vec<String>,
-}
-
-impl GatePoint {
-    fn name(&self) -> String {
-        format!(
-            "{} {} {} B {}",
-            self.test,
-            self.role,
-            self.msg_size_bytes.map_or("-".into(), |s| s.to_string()),
-            self.metric
-        )
-    }
-}
-
-/// What a pair's points have in common, from its first point.
-struct Sample {
-    key: PointKey,
-    platform: String,
-}
-
-#[derive(Default)]
-struct Side {
-    values: Vec<f64>,
-    sources: Vec<String>,
-    config: BTreeMap<&'static str, BTreeSet<String>>,
-    link_speed: Option<f64>,
-    sample: Option<Sample>,
-}
-
-/// The pairing key of a run under `--pair-by`, without the parts each point adds (its size,
-/// when `msg_size` is a pairing key, and its metric).
-fn run_pair_key(key: &RunKey, run: &Run, pair_by: &[&str]) -> Vec<String> {
-    let mut out: Vec<String> = pair_by
-        .iter()
-        .filter(|k| **k != "msg_size")
-        .map(|k| match *k {
-            "test" => key.test.clone(),
-            "role" => key.role.clone(),
-            "connection_type" => key.connection_type.clone(),
-            "qps" => key.qps.clone(),
-            "platform" => key.group.clone(),
-            "mtu" => run.mtu.map_or("-".into(), |m| m.to_string()),
-            "host" => run.host.clone().unwrap_or_default(),
-            _ => run.device.clone().unwrap_or_default(),
-        })
-        .collect();
-    out.push(key.tool.clone());
-    out
-}
-
-/// The full pairing key: the run's part with the point's size put where `msg_size` stands in
-/// `pair_by`, then tool and metric.
-fn pair_key(run_part: &[String], size: Option<u64>, metric: &str, pair_by: &[&str]) -> Vec<String> {
-    let mut key = Vec::with_capacity(run_part.len() + 2);
-    let mut parts = run_part.iter();
-    for k in pair_by {
-        if *k == "msg_size" {
-            key.push(size.map_or("-".into(), |s| s.to_string()));
-        } else {
-            key.extend(parts.next().cloned());
-        }
-    }
-    key.extend(parts.cloned());
-    key.push(metric.to_string());
-    key
-}
-
-/// Groups one side's points by pairing key, in columns: each run's part of the key and its
-/// configuration facts are computed once, and polars groups the points by (run key, size,
-/// metric).
-fn collect(
-    side: &Selection,
-    metrics: &[String],
-    pair_by: &[&str],
-) -> Result<BTreeMap<Vec<String>, Side>> {
-    let values = if metrics.is_empty() {
-        points::values(&side.rows, None)?
-    } else {
-        let mut all: Option<DataFrame> = None;
-        for m in metrics {
-            let v = points::values(&side.rows, Some(m))?;
-            all = Some(match all {
-                None => v,
-                Some(mut a) => {
-                    a.vstack_mut_owned(v)?;
-                    a
-                }
-            });
-        }
-        all.expect("metrics is not empty")
-    };
-    let mut ids: HashMap<Vec<String>, u32> = HashMap::new();
-    let mut run_parts: Vec<Vec<String>> = Vec::new();
-    type RunInfo = (u32, RunKey, Vec<(&'static str, String)>, Option<f64>);
-    let mut run_info: Vec<Option<RunInfo>> = Vec::new();
-    for (run, platform) in &side.runs {
-        run_info.push(RunKey::of(run, platform, "platform").map(|key| {
-            let part = run_pair_key(&key, run, pair_by);
-            let id = *ids.entry(part.clone()).or_insert_with(|| {
-                run_parts.push(part);
-                run_parts.len() as u32 - 1
-            });
-            (
-                id,
-                key,
-                gate::config_facts(run, platform),
-                points::link_speed(platform),
-            )
-        }));
-    }
-    let prefixes: Vec<String> = side
-        .runs
-        .iter()
-        .map(|(r, _)| format!("{}:", r.source))
-        .collect();
-    let pid: Vec<Option<u32>> = values
-        .column("run")?
-        .u32()?
-        .iter()
-        .map(|r| r.and_then(|r| run_info[r as usize].as_ref().map(|i| i.0)))
-        .collect();
-    let mut values = values;
-    values.with_column(Column::new("pid".into(), pid))?;
-    let values = values.lazy().filter(col("pid").is_not_null()).collect()?;
-    let cols = points::ValueColumns::of(&values)?;
-    let group_keys: &[&str] = if pair_by.contains(&"msg_size") {
-        &["pid", "msg_size_bytes", "metric"]
-    } else {
-        &["pid", "metric"]
-    };
-    let mut out = BTreeMap::new();
-    let groups = aggregate::group_stats(values.clone(), group_keys)?;
-    for g in groups {
-        let mut side_out = Side::default();
-        let mut last_run = None;
-        for &row in &g.rows {
-            let (run, line, size, metric, value) = cols.row(row as usize);
-            let (_, key, facts, link_speed) =
-                run_info[run].as_ref().expect("rows of keyed runs only");
-            side_out.values.push(value);
-            side_out
-                .sources
-                .push(aggregate::with_line(&prefixes[run], line));
-            side_out.link_speed = side_out.link_speed.or(*link_speed);
-            if side_out.sample.is_none() {
-                side_out.sample = Some(Sample {
-                    key: key.point_key(size, points::metric_name(metric)),
-                    platform: key.group.clone(),
-                });
-            }
-            // A run's rows are adjacent (rows are in run order): its facts are added once.
-            if last_run.replace(run) != Some(run) {
-                for (k, v) in facts {
-                    let seen = side_out.config.entry(*k).or_default();
-                    if !seen.contains(v) {
-                        seen.insert(v.clone());
-                    }
-                }
-            }
-        }
-        let first = cols.row(g.rows[0] as usize);
-        let part = &run_parts[run_info[first.0].as_ref().expect("keyed").0 as usize];
-        out.insert(
-            pair_key(part, first.2, points::metric_name(first.3), pair_by),
-            side_out,
-        );
-    }
-    Ok(out)
-}
-
-/// Pairs and decides every point.
-pub fn evaluate(
-    baseline: &Selection,
-    current: &Selection,
-    metrics: &[String],
-    pair_by: &[&str],
-    config: &GateConfig,
-) -> Result<Vec<GatePoint>> {
-    let (bs, cs) = (
-        collect(baseline, metrics, pair_by)?,
-        collect(current, metrics, pair_by)?,
-    );
-    let keys: BTreeSet<&Vec<String>> = bs.keys().chain(cs.keys()).collect();
-    let empty = Side::default();
-    let mut out = Vec::new();
-    for key in keys {
-        let b = bs.get(key).unwrap_or(&empty);
-        let c = cs.get(key).unwrap_or(&empty);
-        let sample = b
-            .sample
-            .as_ref()
-            .or(c.sample.as_ref())
-            .expect("a paired point has a side");
-        let metric = sample.key.metric.clone();
-        let Ok(direction) = points::direction(&metric) else {
-            continue;
-        };
-        let rule = gate::rule_for(config, &sample.key.test, &metric, sample.key.msg_size_bytes);
-        let decision = gate::decide(
-            &b.values,
-            &c.values,
-            direction,
-            &rule,
-            c.link_speed.or(b.link_speed),
-        );
-        let ci = crate::stats::ratio_ci95(&b.values, &c.values);
-        let mut config_changes = Vec::new();
-        for (k, before) in &b.config {
-            if let Some(after) = c.config.get(k) {
-                if before != after {
-                    let list =
-                        |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join("/");
-                    config_changes.push(format!("{k} {} → {}", list(before), list(after)));
-                }
-            }
-        }
-        out.push(GatePoint {
-            test: sample.key.test.clone(),
-            role: sample.key.role.clone(),
-            connection_type: sample.key.connection_type.clone(),
-            qps: sample.key.qps.clone(),
-            msg_size_bytes: sample.key.msg_size_bytes,
-            platform: sample.platform.clone(),
-            metric,
-            rule,
-            decision,
-            baseline_n: b.values.len(),
-            current_n: c.values.len(),
-            ratio_ci: ci.map(|x| x.0),
-            ratio_ci_method: ci.map(|x| x.1),
-            noisy: [&b.values, &c.values]
-                .iter()
-                .any(|v| v.len() > 1 && crate::stats::cv(v) > config.noisy_cv_above),
-            config_changes,
-            baseline_sources: b.sources.clone(),
-            current_sources: c.sources.clone(),
-        });
-    }
-    out.sort_by(|a, b| {
-        a.decision
-            .outcome
-            .cmp(&b.decision.outcome)
-            .then(b.decision.worse_by.total_cmp(&a.decision.worse_by))
-            .then_with(|| a.name().cmp(&b.name()))
-    });
-    Ok(out)
-}
-
-fn num(v: Option<f64>) -> String {
-    v.map_or("-".into(), format::num)
-}
-
-fn change(v: Option<f64>) -> String {
-    v.map_or("-".into(), |c| format!("{:+.1} %", c * 100.0))
-}
-
-/// The change, its 95 % interval where repeats give one, and a `noisy` flag.
-fn change_with_ci(p: &GatePoint) -> String {
-    let mut out = change(p.decision.change);
-    if let Some((lo, hi)) = p.ratio_ci {
-        out.push_str(&format!(
-            " [{:+.1}, {:+.1}]",
-            (lo - 1.0) * 100.0,
-            (hi - 1.0) * 100.0
-        ));
-    }
-    if p.noisy {
-        out.push_str(" noisy");
-    }
-    out
-}
-
-fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
-    let headers = [
-        "verdict",
-        "test",
-        "role",
-        "size",
-        "metric",
-        "baseline",
-        "current",
-        "change",
-        "p",
-        "config change",
-        "why",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows = points
-        .iter()
-        .map(|p| {
-            vec![
-                p.decision.outcome.as_str().to_string(),
-                p.test.clone(),
-                p.role.clone(),
-                p.msg_size_bytes.map_or("-".into(), |s| s.to_string()),
-                p.metric.clone(),
-                num(p.decision.baseline_median),
-                num(p.decision.current_median),
-                change_with_ci(p),
-                p.decision.p_value.map_or("-".into(), |v| format!("{v:.3}")),
-                p.config_changes.join("; "),
-                format!("{} [{}]", p.decision.reason, p.decision.method),
-            ]
-        })
-        .collect();
-    (headers, rows)
-}
-
-/// The gate's summary line.
-fn summary(points: &[GatePoint], failed: bool) -> String {
-    let count = |o: Outcome| points.iter().filter(|p| p.decision.outcome == o).count();
-    format!(
-        "gate {}: {} regressed, {} missing, {} improved, {} unchanged, {} new ({} points)",
-        if failed { "FAILED" } else { "passed" },
-        count(Outcome::Regressed),
-        count(Outcome::Missing),
-        count(Outcome::Improved),
-        count(Outcome::Unchanged),
-        count(Outcome::New),
-        points.len()
-    )
-}
-
-/// Markdown: the summary, the failing points, and (unless compact) every point.
-pub fn markdown(points: &[GatePoint], failed: bool, compact: bool) -> String {
-    let mut out = format!("### linkperf gate\n\n{}\n\n", summary(points, failed));
-    let bad: Vec<GatePoint> = points
-        .iter()
-        .filter(|p| matches!(p.decision.outcome, Outcome::Regressed | Outcome::Missing))
-        .cloned()
-        .collect();
-    let single = points
-        .iter()
-        .any(|p| p.decision.p_value.is_none() && p.decision.baseline_median.is_some());
-    if !bad.is_empty() {
-        let (h, r) = table_rows(&bad);
-        out.push_str(&format::markdown_table(&h, &r));
-        out.push('\n');
-    }
-    if single {
-        out.push_str(
-            "Points with a single run on each side were decided by the threshold alone.\n\n",
-        );
-    }
-    if !compact {
-        let (h, r) = table_rows(points);
-        out.push_str("<details><summary>All points</summary>\n\n");
-        out.push_str(&format::markdown_table(&h, &r));
-        out.push_str("\n</details>\n");
-    }
-    out
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// JUnit XML: one test case per test and size (and metric); failures carry both values.
-pub fn junit(points: &[GatePoint]) -> String {
-    let failures = points
-        .iter()
-        .filter(|p| matches!(p.decision.outcome, Outcome::Regressed | Outcome::Missing))
-        .count();
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"linkperf gate\" tests=\"{}\" failures=\"{failures}\">\n",
-        points.len()
-    );
-    for p in points {
-        out.push_str(&format!(
-            "  <testcase classname=\"{}\" name=\"{}\">",
-            xml(&p.test),
-            xml(&p.name())
-        ));
-        if matches!(p.decision.outcome, Outcome::Regressed | Outcome::Missing) {
-            let msg = format!(
-                "{}: baseline {} current {} ({}){}",
-                p.decision.outcome.as_str(),
-                num(p.decision.baseline_median),
-                num(p.decision.current_median),
-                p.decision.reason,
-                if p.config_changes.is_empty() {
-                    String::new()
-                } else {
-                    format!("; config change: {}", p.config_changes.join("; "))
-                }
-            );
-            out.push_str(&format!(
-                "\n    <failure message=\"{}\">{}</failure>\n  ",
-                xml(&msg),
-                xml(&p.current_sources.join("\n"))
-            ));
-        }
-        out.push_str("</testcase>\n");
-    }
-    out.push_str("</testsuite>\n</testsuites>\n");
-    out
-}
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
     super::shared::write_atomic(path, text.as_bytes())
@@ -461,7 +27,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
     let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
         let filters: Vec<String> = args.selection.filters.iter().chain(own).cloned().collect();
         let metrics: Vec<&str> = args.metrics.iter().map(String::as_str).collect();
-        let runs = super::selection::load_source(path, store_dir, config, &filters, &metrics)
+        let runs = crate::selection::load_source(path, store_dir, config, &filters, &metrics)
             .with_context(|| format!("cannot read the {what}"))?;
         if runs.rows.height() == 0 {
             bail!("the {what} selection is empty: no run with measurements matches {filters:?}");
@@ -480,23 +46,20 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
             || (missing_fails && p.decision.outcome == Outcome::Missing)
     });
 
-    let (h, r) = table_rows(&points);
+    let (h, r) = gate::table::table_rows(&points);
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(format::text_table(&h, &r).as_bytes())?;
-    writeln!(stdout, "{}", summary(&points, failed))?;
+    writeln!(stdout, "{}", gate::table::summary(&points, failed))?;
+    let result = GateResult { failed, points };
+    let points = &result.points;
     if let Some(path) = &args.json {
-        write_file(
-            path,
-            &(serde_json::to_string_pretty(
-                &serde_json::json!({ "failed": failed, "points": points }),
-            )? + "\n"),
-        )?;
+        write_file(path, &(serde_json::to_string_pretty(&result)? + "\n"))?;
     }
     if let Some(path) = &args.junit {
-        write_file(path, &junit(&points))?;
+        write_file(path, &gate::junit::junit(points))?;
     }
     if let Some(path) = &args.markdown {
-        write_file(path, &markdown(&points, failed, false))?;
+        write_file(path, &gate::markdown::markdown(points, failed, false))?;
     }
     if let Some(summary_path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
         let mut f = std::fs::OpenOptions::new()
@@ -509,7 +72,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
                     summary_path.to_string_lossy()
                 )
             })?;
-        f.write_all(markdown(&points, failed, true).as_bytes())?;
+        f.write_all(gate::markdown::markdown(points, failed, true).as_bytes())?;
     }
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         for p in points
@@ -521,13 +84,13 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
                 "::error title=linkperf gate: {}::{} baseline {} current {} ({})",
                 p.name(),
                 p.decision.outcome.as_str(),
-                num(p.decision.baseline_median),
-                num(p.decision.current_median),
+                gate::table::num(p.decision.baseline_median),
+                gate::table::num(p.decision.current_median),
                 p.decision.reason
             )?;
         }
     }
-    super::free_at_exit((baseline, current, points));
+    super::free_at_exit((baseline, current, result));
     Ok(if failed {
         ExitStatus::Regression
     } else {

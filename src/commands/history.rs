@@ -27,7 +27,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
         points::direction(m)?;
     }
     let pair_by = crate::gate::pair_by(&args.pair_by, trend::PAIR_KEYS)?;
-    let selected = super::selection::load(store_dir, config, &args.selection.filters)?;
+    let selected = crate::selection::load(store_dir, config, &args.selection.filters)?;
     if selected.is_empty() {
         bail!(
             "the selection is empty: no stored run matches {:?}",

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(store_dir: &Path, config: &Config, args: &LsArgs) -> Result<ExitStatus> {
-    let runs = super::selection::load(store_dir, config, &args.selection.filters)?;
+    let runs = crate::selection::load(store_dir, config, &args.selection.filters)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

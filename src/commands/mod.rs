@@ -16,7 +16,6 @@ pub mod import;
 pub mod ls;
 pub mod report;
 pub mod run;
-pub mod selection;
 pub mod shared;
 pub mod store;
 

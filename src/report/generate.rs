@@ -34,7 +34,7 @@ pub struct Request<'a> {
 pub fn generate(store_dir: &Path, config: &Config, req: &Request) -> Result<Vec<PathBuf>> {
     // Templates first: a broken template is reported before any work.
     let env = environment(req.templates)?;
-    let selected = crate::commands::selection::load(store_dir, config, req.filters)?;
+    let selected = crate::selection::load(store_dir, config, req.filters)?;
     if selected.iter().all(|(r, _)| r.measurements.is_empty()) {
         bail!(
             "the selection is empty: no stored run with measurements matches {:?}",

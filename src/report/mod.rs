@@ -22,14 +22,9 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("summary.md", include_str!("../../templates/summary.md")),
 ];
 
-/// Escapes text for a Markdown table cell: pipes, and the characters GitHub would read as HTML.
+/// The templates' `md` filter: escapes text for a Markdown table cell.
 fn md(value: String) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace('\n', " ")
+    crate::format::md_cell(&value)
 }
 
 /// Loads the templates, from `dir` where it has them. Errors name the file and line.

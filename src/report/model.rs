@@ -447,7 +447,7 @@ fn sample_percentile_series(
         let base = colours.get(group).copied().unwrap_or(0);
         let sorted: BTreeMap<u64, Vec<f64>> = sizes
             .iter()
-            .map(|(size, v)| (*size, crate::verbs::samples::sorted(v)))
+            .map(|(size, v)| (*size, crate::stats::samples::sorted(v)))
             .collect();
         counts.extend(sorted.values().map(Vec::len));
         for (i, (p, name, min_n)) in SAMPLE_PERCENTILES.iter().enumerate() {
@@ -455,7 +455,7 @@ fn sample_percentile_series(
                 .iter()
                 .filter(|(_, v)| v.len() >= *min_n)
                 .filter_map(|(size, v)| {
-                    Some((*size as f64, crate::verbs::samples::percentile(v, *p)?))
+                    Some((*size as f64, crate::stats::samples::percentile(v, *p)?))
                 })
                 .collect();
             if points.is_empty() {

@@ -2,7 +2,7 @@
 //! through libibverbs (`rdma-sys`), without perftest installed.
 //!
 //! Everything that needs no device — the device facts model, bench options, the out-of-band
-//! protocol, statistics and the store rows — is plain Rust and always built. The FFI (`ffi`),
+//! protocol and the store rows — is plain Rust and always built. The FFI (`ffi`),
 //! the device queries (`query`) and the measurement loops (`engine`) need the cargo feature
 //! `verbs`, which needs rdma-core's headers and libclang at build time.
 
@@ -10,7 +10,6 @@ pub mod device;
 pub mod options;
 pub mod protocol;
 pub mod record;
-pub mod samples;
 
 #[cfg(feature = "verbs")]
 pub mod engine;

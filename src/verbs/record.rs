@@ -3,9 +3,9 @@
 //! same provenance (raw text, raw unit, source, line) as imported ones.
 
 use super::options::{BenchParams, BenchTest, Stop};
-use super::samples::{percentile, percentile_key, sorted, summarize};
 use crate::ingest::linkperf_bench::HEADER;
 use crate::model::{CommandLine, Run};
+use crate::stats::samples::{percentile, percentile_key, sorted, summarize};
 use std::collections::BTreeMap;
 
 /// Bytes completed in one slice of a timed run (bandwidth over time).

@@ -1,5 +1,6 @@
-//! What every read verb starts with: open the store, load the project file, resolve each run's
-//! platform and apply the `--where` filter.
+//! What every read verb (and the report) starts with: open the store, resolve each run's
+//! platform with the project file, and apply the `--where` filter; or read a baseline given as
+//! raw logs or an export file.
 
 use crate::config::Config;
 use crate::export::Filter;

@@ -2,7 +2,10 @@
 //! (exact distribution for small samples without ties, normal approximation with tie
 //! correction otherwise), and percentile-bootstrap confidence intervals of a median and of a
 //! ratio of medians, drawn from a seeded generator so every output is reproducible. Pure
-//! functions.
+//! functions. [`samples`] holds the statistics of per-iteration latency samples (percentiles,
+//! perftest's summary columns, histograms), shared by the native runner and the report.
+
+pub mod samples;
 
 /// Median of a non-empty slice (mean of the two middle values for an even count).
 pub fn median(values: &[f64]) -> f64 {

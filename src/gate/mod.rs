@@ -12,7 +12,22 @@ use crate::model::Run;
 use crate::normalize::platform::Platform;
 use crate::normalize::points::Direction;
 use crate::stats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+pub mod junit;
+pub mod markdown;
+pub mod pairing;
+pub mod table;
+
+pub use pairing::{evaluate, GatePoint};
+
+/// What `gate --json FILE` writes and `report --gate FILE` reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GateResult {
+    pub failed: bool,
+    /// Worst first.
+    pub points: Vec<GatePoint>,
+}
 
 /// Keys points can be paired by (`gate --pair-by`, `history --pair-by`).
 pub const PAIR_KEYS: &[&str] = &[
@@ -137,7 +152,7 @@ pub fn config_facts(run: &Run, p: &Platform) -> Vec<(&'static str, String)> {
 }
 
 /// The rule for one metric at one point.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
     /// Relative change in the bad direction beyond which a point regresses (0.05 = 5 %).
     pub threshold: f64,
@@ -148,7 +163,7 @@ pub struct Rule {
 }
 
 /// The gate's verdict for one point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Regressed,
@@ -173,7 +188,7 @@ impl Outcome {
 }
 
 /// What was decided for one point, with the numbers behind it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Decision {
     pub outcome: Outcome,
     pub baseline_median: Option<f64>,
