@@ -130,6 +130,19 @@ fn metric_index(metric: &str) -> Result<u32> {
         .expect("direction() knows it") as u32)
 }
 
+/// The rows worth charting for a test: client rows where there are any (perftest servers of
+/// write/read tests repeat the client's numbers), else all.
+pub fn prefer_client(points: Vec<Point>) -> Vec<Point> {
+    if points.iter().any(|p| p.key.role == "client") {
+        points
+            .into_iter()
+            .filter(|p| p.key.role == "client")
+            .collect()
+    } else {
+        points
+    }
+}
+
 /// The rows of in-memory runs as the frame [`values`] reads: `run` (the index into `runs`) and
 /// the [`input_columns`].
 pub fn rows_frame(runs: &[(Run, Platform)]) -> Result<DataFrame> {

@@ -3,6 +3,8 @@
 //! direction of the metric (bandwidth and message rate: higher is better; latency: lower).
 //! Points missing on one side are kept as `missing`. Pure functions over aggregates: no I/O.
 
+pub mod mtu;
+
 use crate::normalize::aggregate::Aggregate;
 use crate::normalize::points::{direction, Direction, PointKey};
 use anyhow::{bail, Result};
