@@ -5,9 +5,28 @@
 //! same transcript and device, so a report can say "hns_0, vendor 0x19e5, fw 0.277.001, active
 //! MTU 4096, Ethernet".
 
+use super::adapter::{Block, Parser};
 use super::{Problem, RunDraft};
 use crate::model::{Role, RunStatus};
 use std::collections::BTreeMap;
+
+/// The devinfo adapter.
+pub struct DevInfo;
+
+impl Parser for DevInfo {
+    fn family(&self) -> &'static str {
+        "devinfo"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
+    fn reports_empty(&self) -> bool {
+        false
+    }
+}
 
 /// Does a block without a command look like device information?
 pub fn detect(lines: &[&str]) -> bool {
@@ -166,13 +185,13 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
 }
 
 /// Parses one block of device information into one draft per device.
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    command: Option<&crate::model::CommandLine>,
-    _problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range, command) = (
+        block.source,
+        block.lines,
+        block.range.clone(),
+        block.command,
+    );
     let program = command.map(|c| c.program.as_str());
     let text = &all[range.clone()];
     let mut devices = Devices::new();

@@ -6,6 +6,7 @@
 //! about 900 ms when a ping crosses a second boundary. The numbers are kept as printed and the
 //! run is marked suspect (`facts.suspect`) when they look like either symptom.
 
+use super::adapter::{Block, Parser};
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use regex::Regex;
@@ -25,6 +26,21 @@ static RTT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("rtt regex")
 });
 
+/// The ibping adapter.
+pub struct Ibping;
+
+impl Parser for Ibping {
+    fn family(&self) -> &'static str {
+        "ibping"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
+}
+
 /// Does a block without a command look like ibping output?
 pub fn detect(lines: &[&str]) -> bool {
     lines
@@ -36,13 +52,13 @@ pub fn detect(lines: &[&str]) -> bool {
 const FASTEST_PLAUSIBLE_MS: f64 = 0.05;
 
 /// Parses one block of ibping output.
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    command: Option<&crate::model::CommandLine>,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range, command) = (
+        block.source,
+        block.lines,
+        block.range.clone(),
+        block.command,
+    );
     let mut rows = Vec::new();
     let mut summary = Measurement::default();
     let mut has_summary = false;

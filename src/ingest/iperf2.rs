@@ -7,6 +7,7 @@
 //! starts with its `connected with` lines and ends with its `[SUM]` line (or when every
 //! stream it announced has reported its whole-test line).
 
+use super::adapter::{Block, Parser as ToolParser};
 use super::common::leading_number;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -19,6 +20,21 @@ use nom::{IResult, Parser};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
+
+/// The iperf2 adapter.
+pub struct Iperf2;
+
+impl ToolParser for Iperf2 {
+    fn family(&self) -> &'static str {
+        "iperf2"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
+}
 
 /// Does a block without a command look like iperf 2 output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -219,13 +235,13 @@ fn classify(rows: &mut [Measurement]) {
 }
 
 /// Parses one block of iperf 2 output.
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    command: Option<&crate::model::CommandLine>,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range, command) = (
+        block.source,
+        block.lines,
+        block.range.clone(),
+        block.command,
+    );
     let flag = |f: &str| command.and_then(|c| c.flags.get(f));
     let mut role = if flag("-s").is_some() || flag("--server").is_some() {
         Role::Server

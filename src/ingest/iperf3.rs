@@ -3,6 +3,7 @@
 //! `--timestamps` prefixes, `iperf3: error - ...`) and `-J` JSON documents (including one that
 //! reports an error, and warning lines printed before the JSON).
 
+use super::adapter::{Block, Parser};
 use super::common::leading_number;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -11,6 +12,21 @@ use regex::Regex;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
+
+/// The iperf3 adapter.
+pub struct Iperf3;
+
+impl Parser for Iperf3 {
+    fn family(&self) -> &'static str {
+        "iperf3"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
+}
 
 /// Does a block without a command look like iperf3 output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -118,13 +134,13 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
 }
 
 /// Parses one block of iperf3 output (text or JSON).
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    command: Option<&crate::model::CommandLine>,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range, command) = (
+        block.source,
+        block.lines,
+        block.range.clone(),
+        block.command,
+    );
     if let Some(json_start) = range.clone().find(|&i| all[i].trim() == "{") {
         return parse_json(source, all, range, json_start, command, problems);
     }

@@ -4,6 +4,7 @@
 //! stored runs by reading its log back through this parser, so a stored run and an import of
 //! its log are the same run (same id: importing the log again stores nothing new).
 
+use super::adapter::{Block, Parser};
 use super::common::snake_key;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -11,6 +12,24 @@ use crate::verbs::options::BenchTest;
 use std::collections::BTreeMap;
 
 pub const HEADER: &str = "# linkperf bench ";
+
+/// The linkperf-verbs adapter.
+pub struct BenchLog;
+
+impl Parser for BenchLog {
+    fn family(&self) -> &'static str {
+        "linkperf-verbs"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
+    fn exclusive(&self) -> bool {
+        true
+    }
+}
 
 pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| l.starts_with(HEADER))
@@ -37,12 +56,8 @@ enum Section {
 }
 
 /// Parses every `linkperf bench` test block in `range`.
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range) = (block.source, block.lines, block.range.clone());
     let starts: Vec<usize> = range
         .clone()
         .filter(|&i| all[i].starts_with(HEADER))

@@ -3,9 +3,11 @@
 //! [`Run`]s. nom types never leave this module tree. Everything a parser cannot read becomes a
 //! [`Problem`] with file and line.
 
+pub mod adapter;
 pub mod command;
 pub mod common;
 pub mod devinfo;
+pub mod draft;
 pub mod ibping;
 pub mod iperf2;
 pub mod iperf3;
@@ -15,7 +17,10 @@ pub mod qperf;
 pub mod text;
 pub mod transcript;
 
-use crate::model::{Measurement, Role, Run, RunStatus};
+pub use draft::{ContentHash, RunDraft};
+
+use crate::model::Run;
+use adapter::{Block, Parser};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
@@ -68,68 +73,6 @@ impl fmt::Display for Problem {
     }
 }
 
-/// A stable 128-bit content hash (two FNV-1a 64 lanes with different offsets) used as the run
-/// id. It must never change between versions, since stored runs are deduplicated by it; a
-/// cryptographic hash is not needed (ids are keys, not signatures) and cost 15 % of import time.
-pub struct ContentHash {
-    a: u64,
-    b: u64,
-}
-
-impl ContentHash {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-
-    pub fn new() -> ContentHash {
-        ContentHash {
-            a: 0xcbf2_9ce4_8422_2325,
-            b: 0x6c62_272e_07bb_0142,
-        }
-    }
-
-    pub fn update(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.a = (self.a ^ u64::from(byte)).wrapping_mul(Self::PRIME);
-            self.b = (self.b ^ u64::from(byte))
-                .wrapping_mul(Self::PRIME)
-                .rotate_left(5);
-        }
-    }
-
-    /// 32 hex digits.
-    pub fn hex(&self) -> String {
-        format!("{:016x}{:016x}", self.a, self.b)
-    }
-}
-
-impl Default for ContentHash {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// What a parser found for one run, before the run gets its identity and command.
-#[derive(Debug, Clone)]
-pub struct RunDraft {
-    /// False for fragments that turned out not to be a run.
-    pub keep: bool,
-    /// 0-based line range of the run's output in the file.
-    pub start: usize,
-    pub end: usize,
-    pub tool: String,
-    /// Test name as the output says (banner title).
-    pub test: Option<String>,
-    /// Test name guessed from the file name, for banner-less captures.
-    pub test_hint: Option<String>,
-    /// `bw` or `lat` from the table header, for banner-less captures.
-    pub kind_hint: Option<&'static str>,
-    pub role: Role,
-    pub status: RunStatus,
-    pub facts: BTreeMap<String, String>,
-    pub notes: Vec<String>,
-    pub error: Option<String>,
-    pub measurements: Vec<Measurement>,
-}
-
 /// Everything read from one file.
 #[derive(Debug, Default)]
 pub struct FileResult {
@@ -169,7 +112,8 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     if perftest::json::detect(&lines) {
         match perftest::json::parse(source, &lines) {
             Ok(draft) => {
-                let run = finish_run(source, &lines, None, None, None, draft);
+                let parser = &perftest::Perftest;
+                let run = draft::finish_run(parser, source, &lines, None, None, None, draft);
                 result.runs.push(run);
             }
             Err(p) => {
@@ -179,82 +123,74 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
         }
         return result;
     }
-
     for block in transcript::split(&lines) {
-        let command = block.command.as_ref();
-        let output = block.output_start..block.end;
-        let text = &lines[output.clone()];
-        let has_output = text.iter().any(|l| !l.trim().is_empty());
-        let named = command.and_then(|c| command::tool_family(&c.program));
-        if let (Some(family), Some(c)) = (named, command) {
-            if command::asks_version_or_help(family, c) {
-                // `ib_write_bw --version`, `iperf -v`: no run, nothing lost.
-                continue;
-            }
-        }
-        // A block typed with an unknown command (`cat run.log`) or no prompt is read by content,
-        // by every parser that recognises something in it (a bare capture may mix tools).
-        let families = match named {
-            Some(f) => vec![f],
-            None => detect_families(text),
-        };
-        let mut drafts = Vec::new();
-        let problems_before = result.problems.len();
-        for family in families {
-            let problems = &mut result.problems;
-            drafts.extend(match family {
-                "perftest" => {
-                    perftest::parse_block(source, &lines, output.clone(), named.is_some(), problems)
-                }
-                "iperf2" => iperf2::parse_block(source, &lines, output.clone(), command, problems),
-                "iperf3" => iperf3::parse_block(source, &lines, output.clone(), command, problems),
-                "qperf" => qperf::parse_block(source, &lines, output.clone(), command, problems),
-                "ibping" => ibping::parse_block(source, &lines, output.clone(), command, problems),
-                "devinfo" => {
-                    devinfo::parse_block(source, &lines, output.clone(), command, problems)
-                }
-                "linkperf-verbs" => {
-                    linkperf_bench::parse_block(source, &lines, output.clone(), problems)
-                }
-                _ => Vec::new(),
-            });
-        }
-        let drafts: Vec<RunDraft> = drafts.into_iter().filter(|d| d.keep).collect();
-        if drafts.is_empty() {
-            if let (Some(family), Some(c)) = (named, command) {
-                if family != "devinfo" && result.problems.len() > problems_before {
-                    // The parser already said what was wrong with this block.
-                    result.unreadable_blocks += 1;
-                } else if family != "devinfo" {
-                    let why = if has_output {
-                        format!("no {family} output recognised after `{}`", c.raw)
-                    } else {
-                        format!("`{}` has no output in this log", c.raw)
-                    };
-                    result
-                        .problems
-                        .push(Problem::new(source, block.start as u32 + 1, why));
-                    result.unreadable_blocks += 1;
-                }
-            }
-            continue;
-        }
-        let prompt_line = command.map(|_| block.start);
-        for draft in drafts {
-            let run = finish_run(
-                source,
-                &lines,
-                block.host.clone(),
-                block.command.clone(),
-                prompt_line,
-                draft,
-            );
-            result.runs.push(run);
-        }
+        read_block(source, &lines, &block, &mut result);
     }
     attach_device_facts(&mut result.runs);
     attach_qperf_conf(&mut result.runs);
     result
+}
+
+/// Reads one command block with the parser its command names, or with every parser that
+/// recognises its content; a named block that yields nothing is a problem.
+fn read_block(source: &str, lines: &[&str], block: &transcript::Block, result: &mut FileResult) {
+    let command = block.command.as_ref();
+    let range = block.output_start..block.end;
+    let named = command.and_then(adapter::for_command);
+    if let (Some(parser), Some(c)) = (named, command) {
+        if command::asks_version_or_help(parser.family(), c) {
+            // `ib_write_bw --version`, `iperf -v`: no run, nothing lost.
+            return;
+        }
+    }
+    // A block typed with an unknown command (`cat run.log`) or no prompt is read by content.
+    let parsers = match named {
+        Some(p) => vec![p],
+        None => adapter::detect(&lines[range.clone()]),
+    };
+    let problems_before = result.problems.len();
+    let view = Block {
+        source,
+        lines,
+        range: range.clone(),
+        command,
+        named: named.is_some(),
+    };
+    let mut drafts: Vec<(&dyn Parser, RunDraft)> = Vec::new();
+    for parser in parsers {
+        let found = parser.parse_block(&view, &mut result.problems);
+        drafts.extend(found.into_iter().filter(|d| d.keep).map(|d| (parser, d)));
+    }
+    if drafts.is_empty() {
+        let Some((parser, c)) = named.zip(command).filter(|(p, _)| p.reports_empty()) else {
+            return;
+        };
+        if result.problems.len() == problems_before {
+            let has_output = lines[range].iter().any(|l| !l.trim().is_empty());
+            let why = if has_output {
+                format!("no {} output recognised after `{}`", parser.family(), c.raw)
+            } else {
+                format!("`{}` has no output in this log", c.raw)
+            };
+            result
+                .problems
+                .push(Problem::new(source, block.start as u32 + 1, why));
+        } // else the parser already said what was wrong with this block.
+        result.unreadable_blocks += 1;
+        return;
+    }
+    let prompt_line = command.map(|_| block.start);
+    for (parser, draft) in drafts {
+        result.runs.push(draft::finish_run(
+            parser,
+            source,
+            lines,
+            block.host.clone(),
+            block.command.clone(),
+            prompt_line,
+            draft,
+        ));
+    }
 }
 
 /// qperf `conf` describes both hosts (node, CPU, OS, qperf version): copy it onto the qperf runs
@@ -275,28 +211,6 @@ fn attach_qperf_conf(runs: &mut [Run]) {
                 .or_insert_with(|| v.clone());
         }
     }
-}
-
-/// Which tools printed a block that no known command names, most specific first.
-fn detect_families(text: &[&str]) -> Vec<&'static str> {
-    type Detector = fn(&[&str]) -> bool;
-    // Our own bench logs look like perftest tables; they are read by their own parser only.
-    if linkperf_bench::detect(text) {
-        return vec!["linkperf-verbs"];
-    }
-    let detectors: [(&str, Detector); 6] = [
-        ("perftest", perftest::detect),
-        ("iperf3", iperf3::detect),
-        ("iperf2", iperf2::detect),
-        ("qperf", qperf::detect),
-        ("ibping", ibping::detect),
-        ("devinfo", devinfo::detect),
-    ];
-    detectors
-        .iter()
-        .filter(|(_, d)| d(text))
-        .map(|(f, _)| *f)
-        .collect()
 }
 
 /// Copies device facts (`ibv_devinfo`, `ibstat`, `rdma link`) onto the benchmark runs of the
@@ -345,72 +259,4 @@ fn attach_device_facts(runs: &mut [Run]) {
             }
         }
     }
-}
-
-/// Gives a draft its identity (content hash), command, host and the columns derived from facts.
-fn finish_run(
-    source: &str,
-    lines: &[&str],
-    host: Option<String>,
-    command: Option<crate::model::CommandLine>,
-    prompt_line: Option<usize>,
-    draft: RunDraft,
-) -> Run {
-    let mut hasher = ContentHash::new();
-    // Two runs read from the same lines (qperf tests of one command) differ by test name.
-    if let Some(t) = draft.test.as_ref().or(draft.test_hint.as_ref()) {
-        hasher.update(t.as_bytes());
-        hasher.update(b"\n");
-    }
-    if let Some(c) = &command {
-        hasher.update(c.raw.as_bytes());
-        hasher.update(b"\n");
-    }
-    for l in &lines[draft.start..draft.end.min(lines.len())] {
-        hasher.update(l.as_bytes());
-        hasher.update(b"\n");
-    }
-    let run_id = hasher.hex();
-    // perftest programs are named after their test (`ib_write_bw`); other tools are not.
-    let command_test = command
-        .as_ref()
-        .filter(|c| {
-            draft.tool == "perftest" && command::tool_family(&c.program) == Some("perftest")
-        })
-        .map(|c| c.program.clone());
-    let test = command_test
-        .or(draft.test)
-        .or(draft.test_hint)
-        .unwrap_or_else(|| format!("{}_{}", draft.tool, draft.kind_hint.unwrap_or("unknown")));
-    let facts = draft.facts;
-    let mtu = facts
-        .get("mtu")
-        .and_then(|m| m.trim_end_matches("[B]").trim().parse::<u32>().ok());
-    // A run typed at a prompt starts at its prompt line.
-    let line = prompt_line.unwrap_or(draft.start) as u32 + 1;
-    let mut run = Run {
-        run_id,
-        source: source.to_string(),
-        line,
-        tool: draft.tool,
-        test,
-        role: draft.role,
-        status: draft.status,
-        host,
-        device: facts.get("device").cloned(),
-        mtu,
-        link_layer: facts.get("link_type").cloned(),
-        connection_type: facts.get("connection_type").cloned(),
-        qps: facts.get("number_of_qps").and_then(|q| q.parse().ok()),
-        command,
-        facts,
-        notes: draft.notes,
-        error: draft.error,
-        labels: BTreeMap::new(),
-        measurements: draft.measurements,
-    };
-    if run.tool == "perftest" {
-        perftest::apply_command(&mut run);
-    }
-    run
 }

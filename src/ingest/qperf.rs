@@ -4,6 +4,7 @@
 //! One run per test name of the command; each block of that test is one measurement. `conf`
 //! becomes a run of facts (node, CPU, OS, qperf version on both sides).
 
+use super::adapter::{Block, Parser};
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use crate::units::{qperf_bw_gbps, qperf_count, qperf_rate_mpps, qperf_size_bytes, qperf_time_us};
@@ -37,6 +38,21 @@ fn key_value(line: &str) -> Option<regex::Captures<'_>> {
         return None;
     }
     KEY_VALUE.captures(line)
+}
+
+/// The qperf adapter.
+pub struct Qperf;
+
+impl Parser for Qperf {
+    fn family(&self) -> &'static str {
+        "qperf"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
 }
 
 /// Does a block without a command look like qperf output?
@@ -105,13 +121,13 @@ fn apply(
 }
 
 /// Parses one block of qperf output.
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    command: Option<&crate::model::CommandLine>,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range, command) = (
+        block.source,
+        block.lines,
+        block.range.clone(),
+        block.command,
+    );
     // (test, measurement, facts, start line) per test block, in order.
     let mut blocks: Vec<(String, Measurement, BTreeMap<String, String>, usize)> = Vec::new();
     let mut errors = Vec::new();

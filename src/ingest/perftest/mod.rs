@@ -11,11 +11,30 @@
 pub mod json;
 pub mod lines;
 
+use super::adapter::{Block, Parser};
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use crate::units::BwUnit;
 use lines::Column;
 use std::collections::BTreeMap;
+
+/// The perftest adapter.
+pub struct Perftest;
+
+impl Parser for Perftest {
+    fn family(&self) -> &'static str {
+        "perftest"
+    }
+    fn detect(&self, text: &[&str]) -> bool {
+        detect(text)
+    }
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+        parse_block(block, problems)
+    }
+    fn finish(&self, run: &mut crate::model::Run) {
+        apply_command(run);
+    }
+}
 
 /// Does this block look like perftest output (used when no command names the tool)?
 pub fn detect(text: &[&str]) -> bool {
@@ -97,13 +116,9 @@ impl Draft {
 }
 
 /// Parses one block. `is_perftest_command` is true when the prompt named a perftest program.
-pub fn parse_block(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    is_perftest_command: bool,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    let (source, all, range) = (block.source, block.lines, block.range.clone());
+    let is_perftest_command = block.named;
     let mut out = Vec::new();
     let mut draft: Option<Draft> = None;
     let mut pending: Vec<(usize, String)> = Vec::new();

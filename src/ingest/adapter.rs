@@ -1,0 +1,101 @@
+//! Parsers as adapters (as bencher's are): each tool's reader implements [`Parser`], and
+//! [`PARSERS`] lists them in the order content detection tries them. Adding a tool is a module
+//! and a line here; `ingest::parse_bytes` knows no tool by name.
+
+use super::draft::RunDraft;
+use super::{command, devinfo, ibping, iperf2, iperf3, linkperf_bench, perftest, qperf, Problem};
+use crate::model::{CommandLine, Run};
+use std::ops::Range;
+
+/// One command block of a file, as a parser sees it.
+pub struct Block<'a> {
+    /// The file as it is stored and reported.
+    pub source: &'a str,
+    /// Every line of the file (parsers report lines by their index here).
+    pub lines: &'a [&'a str],
+    /// The block's output lines.
+    pub range: Range<usize>,
+    /// The command typed at the prompt, when the block has one.
+    pub command: Option<&'a CommandLine>,
+    /// Whether that command names this parser's tool (a banner-less capture is then read by
+    /// what the prompt said rather than by content).
+    pub named: bool,
+}
+
+/// A reader of one tool's output.
+pub trait Parser: Sync {
+    /// The tool family, as [`command::tool_family`] names a program of it.
+    fn family(&self) -> &'static str;
+    /// Whether a block no known command names holds this tool's output.
+    fn detect(&self, text: &[&str]) -> bool;
+    /// Reads a block into run drafts; what it cannot read goes to `problems` with its line.
+    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft>;
+    /// Applies what the command line says to a finished run (perftest's flags change units and
+    /// roles); most tools read everything from their output.
+    fn finish(&self, _run: &mut Run) {}
+    /// Whether a block typed with this tool's command that yields no run is a problem. Device
+    /// listings (`ibv_devinfo` of a port that is down) are facts, not runs.
+    fn reports_empty(&self) -> bool {
+        true
+    }
+    /// Whether detection stops at this parser: its output looks like another tool's too (the
+    /// native runner's log looks like perftest tables) and only it must read it.
+    fn exclusive(&self) -> bool {
+        false
+    }
+}
+
+/// Every parser, in detection order: the exclusive ones first, then most specific first.
+pub const PARSERS: &[&dyn Parser] = &[
+    &linkperf_bench::BenchLog,
+    &perftest::Perftest,
+    &iperf3::Iperf3,
+    &iperf2::Iperf2,
+    &qperf::Qperf,
+    &ibping::Ibping,
+    &devinfo::DevInfo,
+];
+
+/// The parser of a tool family.
+pub fn parser(family: &str) -> Option<&'static dyn Parser> {
+    PARSERS.iter().copied().find(|p| p.family() == family)
+}
+
+/// The parser of the program a command runs.
+pub fn for_command(c: &CommandLine) -> Option<&'static dyn Parser> {
+    command::tool_family(&c.program).and_then(parser)
+}
+
+/// The parsers that recognise a block no known command names: an exclusive one alone, else
+/// every one that recognises something (a bare capture may mix tools).
+pub fn detect(text: &[&str]) -> Vec<&'static dyn Parser> {
+    if let Some(p) = PARSERS.iter().find(|p| p.exclusive() && p.detect(text)) {
+        return vec![*p];
+    }
+    PARSERS
+        .iter()
+        .copied()
+        .filter(|p| !p.exclusive() && p.detect(text))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_a_command_names_has_a_parser() {
+        for program in [
+            "ib_write_bw",
+            "iperf",
+            "iperf3",
+            "qperf",
+            "ibping",
+            "ibv_devinfo",
+            "ibstat",
+        ] {
+            let family = command::tool_family(program).unwrap();
+            assert!(parser(family).is_some(), "{program}: {family}");
+        }
+    }
+}
