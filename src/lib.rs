@@ -6,6 +6,7 @@
 //! `normalize`/`compare`/`gate`/`report` (runs → views). `commands` wires the verbs of the CLI
 //! to that flow; ARCHITECTURE.md draws the layers.
 
+pub mod benchlog;
 pub mod changepoint;
 pub mod cli;
 pub mod columns;

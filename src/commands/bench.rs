@@ -130,7 +130,8 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
                        info: &record::SessionInfo,
                        results: &[record::SizeResult]|
      -> Result<()> {
-        let rendered = record::render_test(test, results, &params, info, &percentiles);
+        let rendered =
+            crate::benchlog::write::render_test(test, results, &params, info, &percentiles);
         let mut out = std::io::stdout().lock();
         if log_to_stdout {
             for l in &rendered.lines {

@@ -3,7 +3,8 @@
 //! and a line here; `ingest::parse_bytes` knows no tool by name.
 
 use super::draft::RunDraft;
-use super::{command, devinfo, ibping, iperf2, iperf3, linkperf_bench, perftest, qperf, Problem};
+use super::{command, devinfo, ibping, iperf2, iperf3, perftest, qperf, Problem};
+use crate::benchlog::read as bench_log;
 use crate::model::{CommandLine, Run};
 use std::ops::Range;
 
@@ -47,7 +48,7 @@ pub trait Parser: Sync {
 
 /// Every parser, in detection order: the exclusive ones first, then most specific first.
 pub const PARSERS: &[&dyn Parser] = &[
-    &linkperf_bench::BenchLog,
+    &bench_log::BenchLog,
     &perftest::Perftest,
     &iperf3::Iperf3,
     &iperf2::Iperf2,

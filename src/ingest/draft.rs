@@ -67,6 +67,28 @@ pub struct RunDraft {
     pub measurements: Vec<Measurement>,
 }
 
+impl RunDraft {
+    /// A kept draft of `tool` over `lines` with nothing found yet: parsers fill in the rest
+    /// with struct-update syntax.
+    pub fn new(tool: &str, lines: std::ops::Range<usize>) -> RunDraft {
+        RunDraft {
+            keep: true,
+            start: lines.start,
+            end: lines.end,
+            tool: tool.to_string(),
+            test: None,
+            test_hint: None,
+            kind_hint: None,
+            role: Role::Unknown,
+            status: RunStatus::NoResults,
+            facts: BTreeMap::new(),
+            notes: Vec::new(),
+            error: None,
+            measurements: Vec::new(),
+        }
+    }
+}
+
 /// Gives a draft its identity (content hash), command, host and the columns derived from facts.
 pub fn finish_run(
     parser: &dyn Parser,

@@ -132,6 +132,34 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         summary.row_kind = Some("summary".into());
         rows.push(summary);
     }
+    let mut notes = Vec::new();
+    if let Some(why) = suspect(&rows) {
+        notes.push(format!("suspect numbers: {why}"));
+        facts.insert("suspect".into(), why.into());
+    }
+    let server = command.is_some_and(|c| c.flags.contains_key("-S"));
+    let status = if !rows.is_empty() {
+        RunStatus::Ok
+    } else if !errors.is_empty() {
+        RunStatus::Failed
+    } else {
+        RunStatus::NoResults
+    };
+    vec![RunDraft {
+        test: Some("ibping".into()),
+        role: if server { Role::Server } else { Role::Client },
+        status,
+        facts,
+        notes,
+        error: (!errors.is_empty()).then(|| errors.join("\n")),
+        measurements: rows,
+        ..RunDraft::new("ibping", range)
+    }]
+}
+
+/// Why the times of a capture cannot be trusted: rdma-core 25 and later have a timer bug
+/// that shows in the numbers themselves.
+fn suspect(rows: &[Measurement]) -> Option<&'static str> {
     let times: Vec<f64> = rows
         .iter()
         .filter_map(|m| m.lat_avg_us.or(m.lat_max_us))
@@ -147,42 +175,13 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         .and_then(|m| m.lat_avg_us)
         .or_else(|| (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64))
         .map(|us| us / 1000.0);
-    let mut notes = Vec::new();
     if max_ms >= 900.0 && avg_ms.is_some_and(|a| a < 100.0) {
-        facts.insert(
-            "suspect".into(),
-            "timer bug: a reply that crossed a second reads ~900 ms (rdma-core >= 25)".into(),
-        );
+        Some("timer bug: a reply that crossed a second reads ~900 ms (rdma-core >= 25)")
     } else if avg_ms.is_some_and(|a| a < FASTEST_PLAUSIBLE_MS) {
-        facts.insert(
-            "suspect".into(),
-            "round trips under 0.05 ms: rdma-core >= 25 timer bug reports times about 10x too small".into(),
-        );
-    }
-    if let Some(s) = facts.get("suspect") {
-        notes.push(format!("suspect numbers: {s}"));
-    }
-    let server = command.is_some_and(|c| c.flags.contains_key("-S"));
-    let status = if !rows.is_empty() {
-        RunStatus::Ok
-    } else if !errors.is_empty() {
-        RunStatus::Failed
+        Some(
+            "round trips under 0.05 ms: rdma-core >= 25 timer bug reports times about 10x too small",
+        )
     } else {
-        RunStatus::NoResults
-    };
-    vec![RunDraft {
-        keep: true,
-        start: range.start,
-        end: range.end,
-        tool: "ibping".into(),
-        test: Some("ibping".into()),
-        test_hint: None,
-        kind_hint: None,
-        role: if server { Role::Server } else { Role::Client },
-        status,
-        facts,
-        notes,
-        error: (!errors.is_empty()).then(|| errors.join("\n")),
-        measurements: rows,
-    }]
+        None
+    }
 }

@@ -236,151 +236,189 @@ fn classify(rows: &mut [Measurement]) {
 
 /// Parses one block of iperf 2 output.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-    let (source, all, range, command) = (
-        block.source,
-        block.lines,
-        block.range.clone(),
-        block.command,
-    );
-    let flag = |f: &str| command.and_then(|c| c.flags.get(f));
-    let mut role = if flag("-s").is_some() || flag("--server").is_some() {
+    let flag = |f: &str| block.command.and_then(|c| c.flags.get(f));
+    let role = if flag("-s").is_some() || flag("--server").is_some() {
         Role::Server
     } else if flag("-c").is_some() || flag("--client").is_some() {
         Role::Client
     } else {
         Role::Unknown
     };
-    let mut udp = flag("-u").is_some() || flag("--udp").is_some();
-    let mut facts = BTreeMap::new();
-    let mut notes = Vec::new();
-    let mut errors = Vec::new();
-    let mut interrupted = false;
-    let mut sessions: Vec<Session> = vec![Session {
-        start: range.start,
-        ..Session::default()
-    }];
-    let mut csv_rows = 0;
-    let mut server_report_next = false;
+    let mut r = Reader {
+        source: block.source,
+        problems,
+        role,
+        udp: flag("-u").is_some() || flag("--udp").is_some(),
+        facts: BTreeMap::new(),
+        notes: Vec::new(),
+        errors: Vec::new(),
+        interrupted: false,
+        sessions: vec![Session {
+            start: block.range.start,
+            ..Session::default()
+        }],
+        csv_rows: 0,
+        server_report_next: false,
+    };
+    for i in block.range.clone() {
+        r.line(i, block.lines[i]);
+    }
+    r.drafts(block)
+}
 
-    for i in range.clone() {
-        let line = all[i];
+/// The state of one block while its lines are read.
+struct Reader<'a, 'p> {
+    source: &'a str,
+    problems: &'p mut Vec<Problem>,
+    role: Role,
+    udp: bool,
+    facts: BTreeMap<String, String>,
+    notes: Vec<String>,
+    /// (line, text) of error lines.
+    errors: Vec<(usize, String)>,
+    interrupted: bool,
+    sessions: Vec<Session>,
+    csv_rows: usize,
+    /// The UDP client prints the server's view of the test after `Server Report:`.
+    server_report_next: bool,
+}
+
+impl Reader<'_, '_> {
+    fn line(&mut self, i: usize, line: &str) {
         let t = line.trim();
         if t.is_empty() {
-            continue;
+            return;
         }
         if t.starts_with("^C") {
-            interrupted = true;
+            self.interrupted = true;
         }
+        if self.setup(t) {
+            return;
+        }
+        if let Some(r) = report(line) {
+            self.report(i, line, &r);
+        } else if let Some(f) = csv_fields(t) {
+            self.csv(i, line, &f);
+        } else if t.starts_with('[') && t.contains("] local ") && t.contains(" connected with ") {
+            self.connected(i, t);
+        } else if t.starts_with("[ ID]") || t.starts_with("----") || t.starts_with("[ CT]") {
+            // Column headers and rules carry nothing.
+        } else if t.starts_with('[') && t.contains(" sec") {
+            // Shaped like a report but cut short or garbled (`[  1] 1.0000-2.0000 sec  693 MBytes  5.`).
+            self.problem(i, format!("incomplete iperf report line: {t:?}"));
+        } else {
+            self.other(i, t);
+        }
+    }
+
+    fn problem(&mut self, i: usize, why: String) {
+        self.problems
+            .push(Problem::new(self.source, i as u32 + 1, why));
+    }
+
+    /// The banner: listening, connecting, buffer sizes.
+    fn setup(&mut self, t: &str) -> bool {
         if let Some(rest) = t.strip_prefix("Server listening on ") {
-            role = Role::Server;
-            udp |= rest.starts_with("UDP");
-            facts.insert("listening".into(), rest.to_string());
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("Client connecting to ") {
-            if role == Role::Unknown {
-                role = Role::Client;
+            self.role = Role::Server;
+            self.udp |= rest.starts_with("UDP");
+            self.facts.insert("listening".into(), rest.to_string());
+        } else if let Some(rest) = t.strip_prefix("Client connecting to ") {
+            if self.role == Role::Unknown {
+                self.role = Role::Client;
             }
-            udp |= rest.contains("UDP port");
-            facts.insert("connecting_to".into(), rest.to_string());
-            continue;
-        }
-        if let Some((k, v)) = t.split_once(':').filter(|(k, _)| {
+            self.udp |= rest.contains("UDP port");
+            self.facts.insert("connecting_to".into(), rest.to_string());
+        } else if let Some((k, v)) = t.split_once(':').filter(|(k, _)| {
             matches!(
                 *k,
                 "TCP window size" | "UDP buffer size" | "Write buffer size" | "Read buffer size"
             )
         }) {
-            facts.insert(super::common::snake_key(k), v.trim().to_string());
-            continue;
+            self.facts
+                .insert(super::common::snake_key(k), v.trim().to_string());
+        } else {
+            return false;
         }
-        if let Some(r) = report(line) {
-            let session = sessions.last_mut().expect("one session");
-            session.end = i + 1;
-            match measurement(&r, i, line) {
-                Ok(mut m) => {
-                    if std::mem::take(&mut server_report_next) {
-                        // The UDP client prints the server's view after `Server Report:`.
-                        m.row_kind = Some("server_report".into());
-                    }
-                    if m.jitter_ms.is_some() {
-                        udp = true;
-                    }
-                    if r.id.starts_with("SUM") {
-                        session.done = role == Role::Server;
-                    } else {
-                        session.reported.insert(r.id.to_string());
-                    }
-                    session.rows.push(m);
+        true
+    }
+
+    /// A text report line (interval or whole test) of one stream or of `[SUM]`.
+    fn report(&mut self, i: usize, line: &str, r: &Report<'_>) {
+        let is_server = self.role == Role::Server;
+        let session = self.sessions.last_mut().expect("one session");
+        session.end = i + 1;
+        match measurement(r, i, line) {
+            Ok(mut m) => {
+                if std::mem::take(&mut self.server_report_next) {
+                    m.row_kind = Some("server_report".into());
                 }
-                Err(why) => problems.push(Problem::new(source, i as u32 + 1, why)),
-            }
-            continue;
-        }
-        if let Some(f) = csv_fields(t) {
-            let session = sessions.last_mut().expect("one session");
-            session.end = i + 1;
-            match csv_measurement(&f, i, line) {
-                Ok(m) => {
-                    udp |= m.jitter_ms.is_some();
-                    csv_rows += 1;
-                    session.rows.push(m);
+                self.udp |= m.jitter_ms.is_some();
+                if r.id.starts_with("SUM") {
+                    session.done = is_server;
+                } else {
+                    session.reported.insert(r.id.to_string());
                 }
-                Err(why) => problems.push(Problem::new(source, i as u32 + 1, why)),
+                session.rows.push(m);
             }
-            continue;
+            Err(why) => self.problem(i, why),
         }
-        if t.starts_with('[') && t.contains("] local ") && t.contains(" connected with ") {
-            let id = t[1..t.find(']').unwrap_or(1)].trim().to_string();
-            let peer = t
-                .split(" connected with ")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next());
-            let session = sessions.last_mut().expect("one session");
-            // A new client on a server whose last session is complete starts a new run.
-            let complete = session.done
-                || (!session.announced.is_empty()
-                    && session.announced.is_subset(&session.reported));
-            if role == Role::Server && complete && !session.rows.is_empty() {
-                sessions.push(Session {
-                    start: i,
-                    ..Session::default()
-                });
+    }
+
+    /// A `-y C` line.
+    fn csv(&mut self, i: usize, line: &str, f: &[&str]) {
+        let session = self.sessions.last_mut().expect("one session");
+        session.end = i + 1;
+        match csv_measurement(f, i, line) {
+            Ok(m) => {
+                self.udp |= m.jitter_ms.is_some();
+                self.csv_rows += 1;
+                session.rows.push(m);
             }
-            let session = sessions.last_mut().expect("one session");
-            if session.rows.is_empty() && session.announced.is_empty() {
-                session.start = i;
-            }
-            session.end = i + 1;
-            session.announced.insert(id);
-            if session.peer.is_none() {
-                session.peer = peer.map(str::to_string);
-            }
-            continue;
+            Err(why) => self.problem(i, why),
         }
-        if t.starts_with("[ ID]") || t.starts_with("----") || t.starts_with("[ CT]") {
-            continue;
+    }
+
+    /// `[  3] local … connected with …`: a stream of the current session, or the first of the
+    /// next client's session on a server whose last session is complete.
+    fn connected(&mut self, i: usize, t: &str) {
+        let id = t[1..t.find(']').unwrap_or(1)].trim().to_string();
+        let peer = t
+            .split(" connected with ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next());
+        let session = self.sessions.last_mut().expect("one session");
+        let complete = session.done
+            || (!session.announced.is_empty() && session.announced.is_subset(&session.reported));
+        if self.role == Role::Server && complete && !session.rows.is_empty() {
+            self.sessions.push(Session {
+                start: i,
+                ..Session::default()
+            });
         }
-        if t.starts_with('[') && t.contains(" sec") {
-            // Shaped like a report but cut short or garbled (`[  1] 1.0000-2.0000 sec  693 MBytes  5.`).
-            problems.push(Problem::new(
-                source,
-                i as u32 + 1,
-                format!("incomplete iperf report line: {t:?}"),
-            ));
-            continue;
+        let session = self.sessions.last_mut().expect("one session");
+        if session.rows.is_empty() && session.announced.is_empty() {
+            session.start = i;
         }
+        session.end = i + 1;
+        session.announced.insert(id);
+        if session.peer.is_none() {
+            session.peer = peer.map(str::to_string);
+        }
+    }
+
+    /// Errors, and the notes worth keeping (datagram counts, warnings, TOS).
+    fn other(&mut self, i: usize, t: &str) {
         let lower = t.to_ascii_lowercase();
         if lower.contains("failed")
             || lower.contains("refused")
             || lower.starts_with("error")
             || lower.contains("no route to host")
         {
-            errors.push((i, t.to_string()));
-            continue;
+            self.errors.push((i, t.to_string()));
+            return;
         }
         if t.contains("Server Report") {
-            server_report_next = true;
+            self.server_report_next = true;
         }
         if t.contains("datagrams")
             || t.contains("Server Report")
@@ -388,76 +426,82 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             || t.starts_with("Sending ")
             || t.starts_with("TOS set")
         {
-            notes.push(format!("line {}: {t}", i + 1));
+            self.notes.push(format!("line {}: {t}", i + 1));
         }
     }
 
-    if csv_rows > 0 {
-        facts.insert("format".into(), "csv".into());
-    }
-    let test = if udp { "iperf2_udp" } else { "iperf2_tcp" };
-    let mut out = Vec::new();
-    let n_sessions = sessions.len();
-    for (k, mut s) in sessions.into_iter().enumerate() {
-        if s.rows.is_empty() && !(k == 0 && (!errors.is_empty() || n_sessions == 1)) {
-            continue;
+    /// One run per session; the first carries the block's notes and errors.
+    fn drafts(mut self, block: &Block) -> Vec<RunDraft> {
+        if self.csv_rows > 0 {
+            self.facts.insert("format".into(), "csv".into());
         }
-        classify(&mut s.rows);
-        let mut facts = facts.clone();
-        if let Some(p) = &s.peer {
-            facts.insert("peer".into(), p.clone());
-        }
-        facts.insert(
-            "streams".into(),
-            s.rows
+        let range = block.range.clone();
+        let error = (!self.errors.is_empty()).then(|| {
+            self.errors
                 .iter()
-                .filter_map(|m| m.stream.clone())
-                .filter(|s| !s.starts_with("SUM"))
-                .collect::<BTreeSet<_>>()
-                .len()
-                .to_string(),
-        );
-        let status = if !s.rows.is_empty() {
-            RunStatus::Ok
-        } else if !errors.is_empty() {
-            RunStatus::Failed
-        } else if interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::NoResults
-        };
-        let first_block = k == 0;
-        out.push(RunDraft {
-            keep: !s.rows.is_empty() || status == RunStatus::Failed || command.is_some(),
-            start: if first_block { range.start } else { s.start },
-            end: if k + 1 == n_sessions {
-                range.end
-            } else {
-                s.end.max(s.start + 1)
-            },
-            tool: "iperf2".into(),
-            test: Some(test.into()),
-            test_hint: None,
-            kind_hint: None,
-            role,
-            status,
-            facts,
-            notes: if first_block {
-                notes.clone()
-            } else {
-                Vec::new()
-            },
-            error: (first_block && !errors.is_empty()).then(|| {
-                errors
-                    .iter()
-                    .map(|(_, e)| e.clone())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            }),
-            measurements: s.rows,
+                .map(|(_, e)| e.clone())
+                .collect::<Vec<_>>()
+                .join("\n")
         });
+        let n_sessions = self.sessions.len();
+        let mut out = Vec::new();
+        for (k, mut s) in std::mem::take(&mut self.sessions).into_iter().enumerate() {
+            let first_block = k == 0;
+            if s.rows.is_empty() && !(first_block && (error.is_some() || n_sessions == 1)) {
+                continue;
+            }
+            classify(&mut s.rows);
+            let status = if !s.rows.is_empty() {
+                RunStatus::Ok
+            } else if error.is_some() {
+                RunStatus::Failed
+            } else if self.interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::NoResults
+            };
+            out.push(RunDraft {
+                keep: !s.rows.is_empty() || status == RunStatus::Failed || block.command.is_some(),
+                start: if first_block { range.start } else { s.start },
+                end: if k + 1 == n_sessions {
+                    range.end
+                } else {
+                    s.end.max(s.start + 1)
+                },
+                tool: "iperf2".into(),
+                test: Some(if self.udp { "iperf2_udp" } else { "iperf2_tcp" }.into()),
+                test_hint: None,
+                kind_hint: None,
+                role: self.role,
+                status,
+                facts: session_facts(&self.facts, &s),
+                notes: if first_block {
+                    self.notes.clone()
+                } else {
+                    Vec::new()
+                },
+                error: error.clone().filter(|_| first_block),
+                measurements: s.rows,
+            });
+        }
+        out
     }
-    out
+}
+
+/// The block's facts with the session's peer and stream count.
+fn session_facts(facts: &BTreeMap<String, String>, s: &Session) -> BTreeMap<String, String> {
+    let mut facts = facts.clone();
+    if let Some(p) = &s.peer {
+        facts.insert("peer".into(), p.clone());
+    }
+    let streams: BTreeSet<&String> = s
+        .rows
+        .iter()
+        .filter_map(|m| m.stream.as_ref())
+        .filter(|s| !s.starts_with("SUM"))
+        .collect();
+    facts.insert("streams".into(), streams.len().to_string());
+    facts
 }
 
 /// One `-y C` line: `timestamp,local_ip,local_port,remote_ip,remote_port,id,start-end,bytes,bits/s`

@@ -292,6 +292,29 @@ fn parse_json(
     } else {
         Role::Client
     };
+    let facts = json_facts(start);
+    let rows = json_rows(&doc, json_start);
+    let error = doc["error"].as_str().map(str::to_string);
+    let status = match (&error, rows.is_empty()) {
+        (_, false) => RunStatus::Ok,
+        (Some(_), true) => RunStatus::Failed,
+        (None, true) => RunStatus::NoResults,
+    };
+    vec![RunDraft {
+        test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
+        role,
+        status,
+        facts,
+        notes,
+        error,
+        measurements: rows,
+        ..RunDraft::new("iperf3", range)
+    }]
+}
+
+/// The test's setup from the JSON `start` object.
+fn json_facts(start: &Value) -> BTreeMap<String, String> {
+    let test_start = &start["test_start"];
     let mut facts = BTreeMap::new();
     for (k, v) in [
         ("version", &start["version"]),
@@ -310,15 +333,22 @@ fn parse_json(
             );
         }
     }
-    let mut rows = Vec::new();
+    facts
+}
+
+/// Every interval and summary of every stream (and their sums), in document order; the
+/// summaries carry the CPU use of both hosts.
+fn json_rows(doc: &Value, json_start: usize) -> Vec<Measurement> {
+    let bidir = doc["start"]["test_start"]["bidir"].as_u64() == Some(1);
     let socket_name = |s: &Value| {
         let id = s.get("socket").map_or_else(String::new, |v| v.to_string());
         match s.get("sender").and_then(Value::as_bool) {
-            Some(true) if start["test_start"]["bidir"].as_u64() == Some(1) => format!("{id} TX"),
-            Some(false) if start["test_start"]["bidir"].as_u64() == Some(1) => format!("{id} RX"),
+            Some(true) if bidir => format!("{id} TX"),
+            Some(false) if bidir => format!("{id} RX"),
             _ => id,
         }
     };
+    let mut rows = Vec::new();
     for interval in doc["intervals"].as_array().into_iter().flatten() {
         for s in interval["streams"].as_array().into_iter().flatten() {
             rows.push(json_point(s, socket_name(s), "interval", json_start));
@@ -359,27 +389,7 @@ fn parse_json(
         m.cpu_local_pct = f(cpu, "host_total");
         m.cpu_remote_pct = f(cpu, "remote_total");
     }
-    let error = doc["error"].as_str().map(str::to_string);
-    let status = match (&error, rows.is_empty()) {
-        (_, false) => RunStatus::Ok,
-        (Some(_), true) => RunStatus::Failed,
-        (None, true) => RunStatus::NoResults,
-    };
-    vec![RunDraft {
-        keep: true,
-        start: range.start,
-        end: range.end,
-        tool: "iperf3".into(),
-        test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
-        test_hint: None,
-        kind_hint: None,
-        role,
-        status,
-        facts,
-        notes,
-        error,
-        measurements: rows,
-    }]
+    rows
 }
 
 #[cfg(test)]

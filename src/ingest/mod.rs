@@ -11,7 +11,6 @@ pub mod draft;
 pub mod ibping;
 pub mod iperf2;
 pub mod iperf3;
-pub mod linkperf_bench;
 pub mod perftest;
 pub mod qperf;
 pub mod text;

@@ -120,97 +120,21 @@ fn apply(
     ok
 }
 
-/// Parses one block of qperf output.
+/// Parses one block of qperf output: one run per test name (the server prints nothing but
+/// errors).
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-    let (source, all, range, command) = (
-        block.source,
-        block.lines,
-        block.range.clone(),
-        block.command,
-    );
-    // (test, measurement, facts, start line) per test block, in order.
-    let mut blocks: Vec<(String, Measurement, BTreeMap<String, String>, usize)> = Vec::new();
-    let mut errors = Vec::new();
-    for i in range.clone() {
-        let line = all[i];
-        if line.trim().is_empty() {
-            continue;
-        }
-        if let Some(c) = test_header(line) {
-            let m = Measurement {
-                line: i as u32 + 1,
-                raw_text: line.trim().to_string(),
-                ..Measurement::default()
-            };
-            blocks.push((c["test"].to_string(), m, BTreeMap::new(), i));
-            continue;
-        }
-        if let (Some(c), Some((test, m, facts, _))) = (key_value(line), blocks.last_mut()) {
-            if test == "conf" {
-                // `loc_cpu = 20 Cores: Mixed CPUs` is a description, not a number.
-                facts.insert(c["key"].to_string(), c["value"].to_string());
-            } else if !apply(m, &c["key"], &c["value"], facts) {
-                problems.push(Problem::new(
-                    source,
-                    i as u32 + 1,
-                    format!("qperf value not understood: {:?}", line.trim()),
-                ));
-            }
-            if matches!(&c["key"], "bw" | "recv_bw" | "latency") {
-                m.line = i as u32 + 1;
-            }
-            m.raw_text.push_str(" | ");
-            m.raw_text.push_str(&super::common::squash(line));
-            continue;
-        }
-        // qperf's own complaints; anything else is prose around the capture.
-        let t = line.trim();
-        if t.starts_with("warning:") {
-            // `warning: -cm1 set but not used in test uc_bw`: a note on the current test.
-            if let Some((_, _, facts, _)) = blocks.last_mut() {
-                facts.insert("warning".into(), t.to_string());
-            }
-            continue;
-        }
-        const ERROR_WORDS: &[&str] = &[
-            "failed",
-            "bad test",
-            "error",
-            "refused",
-            "timed out",
-            "unknown",
-            "invalid",
-            "not ",
-        ];
-        if ERROR_WORDS.iter().any(|w| t.contains(w)) && t.is_ascii() {
-            errors.push((i, t.to_string()));
-        }
-    }
-    let role = if command.is_some_and(|c| c.peer.is_none() && !c.flags.contains_key("tests")) {
+    let (tests, errors) = read_tests(block, problems);
+    let role = if block
+        .command
+        .is_some_and(|c| c.peer.is_none() && !c.flags.contains_key("tests"))
+    {
         Role::Server
     } else {
         Role::Client
     };
-    // The server prints nothing but errors; a client run is one per test name.
-    let mut order: Vec<String> = Vec::new();
-    let mut by_test: BTreeMap<String, Vec<TestBlock>> = BTreeMap::new();
-    for (test, m, facts, i) in blocks {
-        if !order.contains(&test) {
-            order.push(test.clone());
-        }
-        by_test.entry(test).or_default().push((m, facts, i));
-    }
-    let error_text = |errs: &[(usize, String)]| {
-        (!errs.is_empty()).then(|| {
-            errs.iter()
-                .map(|(_, e)| e.clone())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-    };
+    let range = block.range.clone();
     let mut out = Vec::new();
-    for test in &order {
-        let entries = by_test.remove(test).unwrap_or_default();
+    for (test, entries) in tests {
         let start = entries.first().map_or(range.start, |e| e.2);
         let mut facts = BTreeMap::new();
         let mut rows = Vec::new();
@@ -229,51 +153,120 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         } else {
             RunStatus::NoResults
         };
+        let first = if out.is_empty() { range.start } else { start };
         out.push(RunDraft {
-            keep: true,
-            start: if out.is_empty() { range.start } else { start },
-            end: range.end,
-            tool: "qperf".into(),
-            test: Some(test.clone()),
-            test_hint: None,
-            kind_hint: None,
+            test: Some(test),
             role,
             status,
             facts,
-            notes: Vec::new(),
-            error: if rows.is_empty() {
-                error_text(&own_errors)
-            } else {
-                None
-            },
+            error: error_text(&own_errors).filter(|_| rows.is_empty()),
             measurements: rows,
+            ..RunDraft::new("qperf", first..range.end)
         });
     }
-    if out.is_empty() && (command.is_some() || !errors.is_empty()) {
-        let status = if errors.is_empty() {
-            RunStatus::NoResults
-        } else {
-            RunStatus::Failed
-        };
-        let test = command
+    if out.is_empty() && (block.command.is_some() || !errors.is_empty()) {
+        // Nothing but errors (or nothing at all) after a qperf command: a failed run of the
+        // first test it named.
+        let test = block
+            .command
             .and_then(|c| c.flags.get("tests"))
-            .map_or("qperf", |t| t.split(',').next().unwrap_or("qperf"))
-            .to_string();
+            .map_or("qperf", |t| t.split(',').next().unwrap_or("qperf"));
         out.push(RunDraft {
-            keep: true,
-            start: range.start,
-            end: range.end,
-            tool: "qperf".into(),
-            test: Some(test),
-            test_hint: None,
-            kind_hint: None,
+            test: Some(test.to_string()),
             role,
-            status,
-            facts: BTreeMap::new(),
-            notes: Vec::new(),
+            status: if errors.is_empty() {
+                RunStatus::NoResults
+            } else {
+                RunStatus::Failed
+            },
             error: error_text(&errors),
-            measurements: Vec::new(),
+            ..RunDraft::new("qperf", range)
         });
     }
     out
 }
+
+/// Error lines joined, or `None` when there are none.
+fn error_text(errors: &[(usize, String)]) -> Option<String> {
+    (!errors.is_empty()).then(|| {
+        errors
+            .iter()
+            .map(|(_, e)| e.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// The test blocks of a qperf block grouped by test name in order of appearance, and the
+/// error lines with their line index.
+type Tests = (Vec<(String, Vec<TestBlock>)>, Vec<(usize, String)>);
+
+fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
+    let mut tests: Vec<(String, Vec<TestBlock>)> = Vec::new();
+    let mut errors = Vec::new();
+    let mut current: Option<(String, TestBlock)> = None;
+    let mut flush = |current: &mut Option<(String, TestBlock)>| {
+        if let Some((test, b)) = current.take() {
+            match tests.iter_mut().find(|(t, _)| *t == test) {
+                Some((_, list)) => list.push(b),
+                None => tests.push((test, vec![b])),
+            }
+        }
+    };
+    for i in block.range.clone() {
+        let line = block.lines[i];
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some(c) = test_header(line) {
+            flush(&mut current);
+            let m = Measurement {
+                line: i as u32 + 1,
+                raw_text: line.trim().to_string(),
+                ..Measurement::default()
+            };
+            current = Some((c["test"].to_string(), (m, BTreeMap::new(), i)));
+        } else if let (Some(c), Some((test, (m, facts, _)))) = (key_value(line), current.as_mut()) {
+            if test == "conf" {
+                // `loc_cpu = 20 Cores: Mixed CPUs` is a description, not a number.
+                facts.insert(c["key"].to_string(), c["value"].to_string());
+            } else if !apply(m, &c["key"], &c["value"], facts) {
+                problems.push(Problem::new(
+                    block.source,
+                    i as u32 + 1,
+                    format!("qperf value not understood: {:?}", line.trim()),
+                ));
+            }
+            if matches!(&c["key"], "bw" | "recv_bw" | "latency") {
+                m.line = i as u32 + 1;
+            }
+            m.raw_text.push_str(" | ");
+            m.raw_text.push_str(&super::common::squash(line));
+        } else {
+            // qperf's own complaints; anything else is prose around the capture.
+            let t = line.trim();
+            if t.starts_with("warning:") {
+                // `warning: -cm1 set but not used in test uc_bw`: a note on the current test.
+                if let Some((_, (_, facts, _))) = current.as_mut() {
+                    facts.insert("warning".into(), t.to_string());
+                }
+            } else if ERROR_WORDS.iter().any(|w| t.contains(w)) && t.is_ascii() {
+                errors.push((i, t.to_string()));
+            }
+        }
+    }
+    flush(&mut current);
+    (tests, errors)
+}
+
+/// Words of qperf's error messages.
+const ERROR_WORDS: &[&str] = &[
+    "failed",
+    "bad test",
+    "error",
+    "refused",
+    "timed out",
+    "unknown",
+    "invalid",
+    "not ",
+];

@@ -9,6 +9,7 @@
 pub mod device;
 pub mod options;
 pub mod protocol;
+pub mod rates;
 pub mod record;
 
 #[cfg(feature = "verbs")]

@@ -1,11 +1,8 @@
-//! Turns native runner results into a perftest-style log and canonical store rows. The log is
-//! written to a file and every stored row points at its line there, so native numbers keep the
-//! same provenance (raw text, raw unit, source, line) as imported ones.
+//! Native runner results and the store rows made of them. The results are written as a
+//! `linkperf bench` log ([`crate::benchlog`]) and every stored row points at its line there, so
+//! native numbers keep the same provenance (raw text, raw unit, source, line) as imported ones.
 
-use super::options::{BenchParams, BenchTest, Stop};
-use crate::ingest::linkperf_bench::HEADER;
 use crate::model::{CommandLine, Run};
-use crate::stats::samples::{percentile, percentile_key, sorted, summarize};
 use std::collections::BTreeMap;
 
 /// Bytes completed in one slice of a timed run (bandwidth over time).
@@ -82,162 +79,6 @@ pub struct SessionInfo {
     pub started_at: u64,
 }
 
-const RULE: &str =
-    "---------------------------------------------------------------------------------------";
-
-/// The log of one test, and the latency samples of each table row (by 0-based line index).
-#[derive(Debug, Clone, Default)]
-pub struct Rendered {
-    pub lines: Vec<String>,
-    pub samples: Vec<(usize, Vec<f64>)>,
-}
-
-impl Rendered {
-    /// Lines for a terminal: the log without its `device.*` fact lines.
-    pub fn terminal_lines(&self) -> impl Iterator<Item = &String> {
-        self.lines.iter().filter(|l| !l.starts_with("# device."))
-    }
-}
-
-/// Writes one test's results as a `linkperf bench` log block (read back by
-/// `ingest::linkperf_bench`): header fields, device facts, the table, per-size check and
-/// percentile lines, and bandwidth over time.
-pub fn render_test(
-    test: BenchTest,
-    results: &[SizeResult],
-    params: &BenchParams,
-    info: &SessionInfo,
-    percentiles: &[f64],
-) -> Rendered {
-    let mut lines = vec![
-        format!(
-            "{}{} (native verbs, protocol v{})",
-            HEADER,
-            env!("CARGO_PKG_VERSION"),
-            super::protocol::VERSION
-        ),
-        format!("# {}", test.title()),
-        format!(
-            "# Started: {}  Host: {}",
-            info.started_at,
-            info.host.as_deref().unwrap_or("-")
-        ),
-        format!(
-            "# Device: {}  Port: {}  GID index: {}  Link type: {}  MTU: {}",
-            info.device, info.port, info.gid_index, info.link_layer, info.mtu
-        ),
-        format!(
-            "# Connection type: RC  QPs: {}  TX depth: {}  Inline size: {}  {}",
-            params.qps,
-            if test.is_bandwidth() {
-                params.tx_depth
-            } else {
-                1
-            },
-            params.inline_size,
-            match params.stop {
-                Stop::Iterations(n) => format!("Iterations: {n}"),
-                Stop::Duration(d) => format!("Duration: {d}"),
-            }
-        ),
-        format!(
-            "# Local QPN: {}  Local GID: {}",
-            hex_list(&info.local_qpns),
-            info.local_gid
-        ),
-        format!(
-            "# Remote QPN: {}  Remote GID: {}  Peer: {}",
-            hex_list(&info.remote_qpns),
-            info.remote_gid,
-            info.peer
-        ),
-    ];
-    for (k, v) in &info.device_facts {
-        lines.push(format!("# device.{k}: {v}"));
-    }
-    lines.push(RULE.to_string());
-    let mut samples = Vec::new();
-    let mut after = Vec::new();
-    if test.is_bandwidth() {
-        lines.push(
-            " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
-                .into(),
-        );
-        for r in results {
-            let peak = r.peak_gbps.unwrap_or(r.bw_gbps());
-            lines.push(format!(
-                " {:<10} {:<14} {:<18.2} {:<20.2} {:.6}",
-                r.size,
-                r.ops,
-                peak,
-                r.bw_gbps(),
-                r.msg_rate_mpps()
-            ));
-            after.push(format!("# {} bytes: verified: {}", r.size, r.verified));
-        }
-    } else {
-        lines.push(
-            " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]"
-                .into(),
-        );
-        for r in results {
-            let Some(s) = summarize(&r.samples_us) else {
-                continue;
-            };
-            samples.push((lines.len(), r.samples_us.clone()));
-            lines.push(format!(
-                " {:<6} {:<14} {:<14.2} {:<12.2} {:<18.2} {:<14.2} {:<15.2} {:<22.2} {:.2}",
-                r.size, r.ops, s.min, s.max, s.typical, s.avg, s.stdev, s.p99, s.p999
-            ));
-            after.push(format!("# {} bytes: verified: {}", r.size, r.verified));
-            let sorted = sorted(&r.samples_us);
-            let ps: Vec<String> = percentiles
-                .iter()
-                .filter_map(|&p| {
-                    Some(format!(
-                        "{}={:.3}",
-                        percentile_key(p),
-                        percentile(&sorted, p)?
-                    ))
-                })
-                .collect();
-            if !ps.is_empty() {
-                after.push(format!(
-                    "# {} bytes: percentiles[usec]: {}",
-                    r.size,
-                    ps.join(" ")
-                ));
-            }
-        }
-    }
-    lines.push(RULE.to_string());
-    lines.extend(after);
-    for r in results.iter().filter(|r| !r.intervals.is_empty()) {
-        lines.push(format!("# bandwidth over time, {} bytes:", r.size));
-        lines.push(" #bytes     start[s]   end[s]     bytes            BW[Gb/sec]".into());
-        for iv in &r.intervals {
-            let secs = iv.end_s - iv.start_s;
-            let gbps = if secs > 0.0 {
-                iv.bytes as f64 * 8.0 / secs / 1e9
-            } else {
-                0.0
-            };
-            lines.push(format!(
-                " {:<10} {:<10.3} {:<10.3} {:<16} {:.3}",
-                r.size, iv.start_s, iv.end_s, iv.bytes, gbps
-            ));
-        }
-    }
-    Rendered { lines, samples }
-}
-
-fn hex_list(v: &[u32]) -> String {
-    v.iter()
-        .map(|q| format!("{q:#06x}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// The stored run of one test whose log block starts at 1-based line `first_line` of
 /// `source`: the block read back through the log parser (so the run and an import of the log
 /// are the same run), plus what only the running process knows — the latency samples, the
@@ -246,7 +87,7 @@ pub fn build_run(
     info: &SessionInfo,
     source: &str,
     first_line: u32,
-    rendered: &Rendered,
+    rendered: &crate::benchlog::write::Rendered,
 ) -> anyhow::Result<Run> {
     let mut text = rendered.lines.join("\n");
     text.push('\n');
@@ -289,6 +130,8 @@ pub fn build_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::benchlog::write::render_test;
+    use crate::verbs::options::{BenchParams, BenchTest, Stop};
 
     fn params(test: BenchTest) -> BenchParams {
         BenchParams {

@@ -3,8 +3,10 @@
 //! results. Errors on either side are sent to the other before the session ends, so both
 //! print the real cause.
 
+mod latency;
 mod loops;
 mod resources;
+mod serve;
 
 pub use resources::{Dev, LocalSetup};
 
@@ -95,7 +97,7 @@ fn serve_session(
                 let (test, local, remote) = current
                     .as_ref()
                     .context("the client began a size before setting up a test")?;
-                let outcome = loops::serve_size(chan, local, remote, *test, size, setup.timeout)?;
+                let outcome = serve::serve_size(chan, local, remote, *test, size, setup.timeout)?;
                 let (ok, detail) = match outcome {
                     Ok(d) => (true, d),
                     Err(d) => (false, d),

@@ -1,0 +1,315 @@
+//! One perftest run while its block is read ([`Draft`]), how a table row becomes a
+//! [`Measurement`], and how a finished draft becomes a [`RunDraft`] with its status, role, notes
+//! and test name.
+
+use super::lines::{self, Column};
+use crate::ingest::{Problem, RunDraft};
+use crate::model::{Measurement, Role, RunStatus};
+use crate::units::BwUnit;
+use std::collections::BTreeMap;
+
+#[derive(Default)]
+pub(super) struct Draft {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) title: Option<lines::Title>,
+    pub(super) waiting: bool,
+    pub(super) facts: BTreeMap<String, String>,
+    pub(super) notes: Vec<String>,
+    pub(super) errors: Vec<String>,
+    pub(super) header: Option<Vec<Column>>,
+    pub(super) header_line: usize,
+    pub(super) table_open: bool,
+    pub(super) rows: Vec<Measurement>,
+    /// Rows that were reported as problems (wrong column count, ...).
+    pub(super) bad_rows: usize,
+    pub(super) interrupted: bool,
+    /// `-H`/`-U` raw samples: the unit their list header names, and the values printed since
+    /// (with the line of the first) waiting for the result row perftest prints after them.
+    pub(super) sample_unit: Option<&'static str>,
+    pub(super) pending_samples: Vec<f64>,
+    pub(super) pending_samples_line: usize,
+    /// Samples that cannot be stored as µs (CPU cycles, no unit, no row after them).
+    pub(super) unstored_samples: usize,
+    /// `#, cycles`: the table's latency columns are CPU cycles despite their `[usec]` header.
+    pub(super) cycles: bool,
+    pub(super) report_both: Option<&'static str>,
+    pub(super) local_qps: usize,
+    pub(super) remote_qps: usize,
+    pub(super) peak_not_measured: bool,
+}
+
+impl Draft {
+    pub(super) fn touch(&mut self, i: usize) {
+        self.end = i + 1;
+    }
+
+    pub(super) fn meaningful(&self) -> bool {
+        self.title.is_some() || self.header.is_some() || self.waiting || !self.errors.is_empty()
+    }
+}
+
+/// Test name from a banner title and connection type: `RDMA_Write BW` → `ib_write_bw`.
+fn test_name(title: &lines::Title, connection: Option<&str>) -> String {
+    if connection == Some("RawEth") {
+        return format!("raw_ethernet_{}", title.kind);
+    }
+    format!("ib_{}_{}", title.verb, title.kind)
+}
+
+/// Recognises `ib_write_bw`, `write_bw`, `write-lat`, ... in a file name.
+fn test_from_file_name(source: &str) -> Option<String> {
+    let name = source
+        .rsplit('/')
+        .next()
+        .unwrap_or(source)
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    const TESTS: [&str; 8] = [
+        "send_bw",
+        "send_lat",
+        "write_bw",
+        "write_lat",
+        "read_bw",
+        "read_lat",
+        "atomic_bw",
+        "atomic_lat",
+    ];
+    TESTS
+        .iter()
+        .find(|t| name.contains(*t))
+        .map(|t| format!("ib_{t}"))
+}
+
+/// Adds a parsed row to the run, noting glued text and unmeasured peaks.
+pub(super) fn push_row(d: &mut Draft, mut m: Measurement, row: &lines::Row<'_>, i: usize) {
+    if !row.trailing.is_empty() {
+        d.notes.push(format!(
+            "line {}: text glued after the row ignored: {:?}",
+            i + 1,
+            row.trailing
+        ));
+    }
+    if m.bw_peak_gbps == Some(0.0) && m.bw_avg_gbps.is_some_and(|v| v > 0.0) {
+        m.bw_peak_gbps = None;
+        d.peak_not_measured = true;
+    }
+    // perftest prints a size's raw samples just before its result row.
+    let samples = std::mem::take(&mut d.pending_samples);
+    if d.sample_unit == Some("usec") {
+        m.samples_us = samples;
+    } else {
+        d.unstored_samples += samples.len();
+    }
+    d.rows.push(m);
+}
+
+/// With `-C` perftest prints latencies in CPU cycles under the same `[usec]` header and no
+/// clock rate to convert them: keep them as cycle values in `extra`, never as microseconds.
+/// Returns whether any row had latencies to move.
+pub fn latency_in_cycles(rows: &mut [Measurement]) -> bool {
+    let mut moved = false;
+    for m in rows {
+        let fields = [
+            ("t_min_cycles", &mut m.lat_min_us),
+            ("t_max_cycles", &mut m.lat_max_us),
+            ("t_typical_cycles", &mut m.lat_typical_us),
+            ("t_avg_cycles", &mut m.lat_avg_us),
+            ("t_stdev_cycles", &mut m.lat_stdev_us),
+            ("p99_cycles", &mut m.lat_p99_us),
+            ("p999_cycles", &mut m.lat_p999_us),
+        ];
+        let mut any = false;
+        for (key, field) in fields {
+            if let Some(v) = field.take() {
+                m.extra.insert(key.to_string(), v.to_string());
+                any = true;
+            }
+        }
+        if any {
+            m.raw_unit = "cycles".into();
+            moved = true;
+        }
+    }
+    moved
+}
+
+pub(super) const CYCLES_NOTE: &str =
+    "latencies are CPU cycles (-C/--report-cycles) under a [usec] header: \
+kept as *_cycles in extra, not as µs (perftest prints no clock rate to convert them)";
+
+/// Builds a measurement from a row, checking it against the header.
+pub(super) fn measurement(
+    cols: &[Column],
+    row: &lines::Row<'_>,
+    i: usize,
+    raw: &str,
+) -> Result<Measurement, String> {
+    if row.values.len() != cols.len() {
+        return Err(format!(
+            "perftest row has {} values but its header has {} columns: {:?}",
+            row.values.len(),
+            cols.len(),
+            raw.trim()
+        ));
+    }
+    let mut m = Measurement {
+        line: i as u32 + 1,
+        raw_text: raw.to_string(),
+        ..Measurement::default()
+    };
+    let mut unit = "usec";
+    for (col, text) in cols.iter().zip(&row.values) {
+        let f = text.parse::<f64>().ok().filter(|v| v.is_finite());
+        let int = || text.parse::<u64>().ok();
+        let bw = |u: &str| -> Result<Option<f64>, String> {
+            let unit = BwUnit::from_perftest_label(u)
+                .ok_or_else(|| format!("unknown perftest bandwidth unit {u:?}"))?;
+            Ok(f.map(|v| unit.to_gbps(v)))
+        };
+        match col {
+            Column::Bytes => m.msg_size_bytes = int(),
+            Column::Iterations => m.iterations = int(),
+            Column::Sl => m.sl = int().map(|v| v as u32),
+            Column::BwPeak(u) => {
+                unit = u;
+                m.bw_peak_gbps = bw(u)?;
+            }
+            Column::BwAvg(u) => {
+                unit = u;
+                m.bw_avg_gbps = bw(u)?;
+            }
+            Column::MsgRate => m.msg_rate_mpps = f,
+            Column::BwPort1(u) => m.bw_port1_gbps = bw(u)?,
+            Column::MsgRatePort1 => m.msg_rate_port1_mpps = f,
+            Column::BwPort2(u) => m.bw_port2_gbps = bw(u)?,
+            Column::MsgRatePort2 => m.msg_rate_port2_mpps = f,
+            Column::CpuUtil => m.cpu_util_pct = f,
+            Column::TMin => m.lat_min_us = f,
+            Column::TMax => m.lat_max_us = f,
+            Column::TTypical => m.lat_typical_us = f,
+            Column::TAvg => m.lat_avg_us = f,
+            Column::TStdev => m.lat_stdev_us = f,
+            Column::P99 => m.lat_p99_us = f,
+            Column::P999 => m.lat_p999_us = f,
+            Column::Tps => m.tps = f,
+        }
+    }
+    if m.msg_size_bytes.is_none() || m.iterations.is_none() {
+        return Err(format!(
+            "perftest row does not start with two integers: {:?}",
+            raw.trim()
+        ));
+    }
+    m.raw_unit = unit.to_string();
+    Ok(m)
+}
+
+pub(super) fn finish(
+    d: Draft,
+    source: &str,
+    all: &[&str],
+    problems: &mut Vec<Problem>,
+) -> RunDraft {
+    let keep = d.meaningful();
+    let mut notes = d.notes;
+    let mut rows = d.rows;
+    let mut facts = d.facts;
+    if rows.iter().any(|m| !m.samples_us.is_empty()) {
+        // `-H` lists are sorted by perftest (a distribution), `-U` lists are in iteration order
+        // (a time series); the log does not say which flag made them, the data does.
+        let sorted = rows
+            .iter()
+            .all(|m| m.samples_us.windows(2).all(|w| w[0] <= w[1]));
+        facts.insert(
+            "samples_sorted".into(),
+            if sorted { "yes" } else { "no" }.into(),
+        );
+    }
+    if d.cycles && latency_in_cycles(&mut rows) {
+        notes.push(CYCLES_NOTE.into());
+    }
+    if d.unstored_samples > 0 {
+        let why = match d.sample_unit {
+            Some("cycles") => "in CPU cycles, which perftest gives no clock rate to convert",
+            _ => "without a `#, usec` header",
+        };
+        notes.push(format!(
+            "{} raw latency samples (-H/-U) not stored: {why}",
+            d.unstored_samples
+        ));
+    }
+    if !d.pending_samples.is_empty() {
+        notes.push(format!(
+            "{} raw latency samples from line {} have no result row after them (output cut \
+             off?): not stored",
+            d.pending_samples.len(),
+            d.pending_samples_line + 1
+        ));
+    }
+    if d.peak_not_measured {
+        notes.push(
+            "BW peak printed as 0.00 (not measured: server side, -N or -D); stored as null".into(),
+        );
+    }
+    let status = if !rows.is_empty() {
+        RunStatus::Ok
+    } else if !d.errors.is_empty() {
+        RunStatus::Failed
+    } else if d.interrupted {
+        RunStatus::Interrupted
+    } else if d.header.is_some() {
+        if d.bad_rows == 0 {
+            problems.push(Problem::new(
+                source,
+                d.header_line as u32 + 1,
+                "perftest table header without any rows (output cut off?)".into(),
+            ));
+        }
+        RunStatus::Interrupted
+    } else {
+        RunStatus::NoResults
+    };
+    if d.table_open
+        && !rows.is_empty()
+        && d.end < all.len()
+        && !lines::is_rule(all[d.end.min(all.len() - 1)])
+    {
+        notes.push("table not closed by a rule line (copy cut short?)".into());
+    }
+    let connection = facts.get("connection_type").map(String::as_str);
+    let test = d.title.as_ref().map(|t| test_name(t, connection));
+    let kind_from_header = d.header.as_ref().map(|h| {
+        if h.iter().any(|c| matches!(c, Column::BwAvg(_))) {
+            "bw"
+        } else {
+            "lat"
+        }
+    });
+    let role = if d.waiting {
+        Role::Server
+    } else if d.title.as_ref().is_some_and(|t| t.bidirectional) {
+        Role::Unknown
+    } else if facts.contains_key("tx_depth") {
+        Role::Client
+    } else if facts.contains_key("rx_depth") || d.title.is_some() {
+        Role::Server
+    } else {
+        Role::Unknown
+    };
+    RunDraft {
+        keep,
+        start: d.start,
+        end: d.end.max(d.start + 1),
+        tool: "perftest".into(),
+        test,
+        test_hint: test_from_file_name(source),
+        kind_hint: kind_from_header,
+        role,
+        status,
+        facts,
+        notes,
+        error: (!d.errors.is_empty()).then(|| d.errors.join("\n")),
+        measurements: rows,
+    }
+}
