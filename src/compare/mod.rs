@@ -162,44 +162,14 @@ pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
                 (Some(v), Some(b)) => (None, Some(v - b)),
                 _ => (None, None),
             };
-            let verdict = match (g == &baseline, value, base, ratio) {
-                (true, Some(_), _, _) => Verdict::Baseline,
-                (_, None, _, _) => Verdict::Missing,
-                (false, Some(_), None, _) => Verdict::NoBaseline,
-                (false, Some(_), Some(_), Some(r)) if (r - 1.0).abs() <= opts.same_within => {
-                    Verdict::Same
-                }
-                (false, Some(v), Some(b), _) => {
-                    let better = match dir {
-                        Direction::HigherIsBetter => v > b,
-                        Direction::LowerIsBetter => v < b,
-                    };
-                    if better {
-                        Verdict::Better
-                    } else {
-                        Verdict::Worse
-                    }
-                }
-            };
+            let verdict = verdict(g == &baseline, value, base, ratio, dir, opts.same_within);
             let line_rate_share = stats
                 .as_ref()
                 .filter(|_| is_bandwidth(&key.metric))
                 .and_then(|a| Some(a.median / a.link_speed_gbps.filter(|s| *s > 0.0)?));
             if let (Some(share), Some(a)) = (line_rate_share, &stats) {
                 if share < opts.line_rate_floor {
-                    findings.push(Finding {
-                        group: g.clone(),
-                        key: key.clone(),
-                        message: format!(
-                            "{} {} B: {:.1} % of the {} Gbit/s link (below {:.0} %)",
-                            key.test,
-                            key.msg_size_bytes.map_or("-".into(), |s| s.to_string()),
-                            share * 100.0,
-                            a.link_speed_gbps.unwrap_or(0.0),
-                            opts.line_rate_floor * 100.0
-                        ),
-                        sources: a.sources.clone(),
-                    });
+                    findings.push(below_line_rate(g, &key, a, share, opts.line_rate_floor));
                 }
             }
             let ci = match (&stats, &base_values) {
@@ -234,6 +204,51 @@ pub fn compare(aggs: Vec<Aggregate>, opts: &Options<'_>) -> Result<Comparison> {
         rows,
         findings,
     })
+}
+
+/// A group's verdict at one point against the baseline's value.
+fn verdict(
+    is_baseline: bool,
+    value: Option<f64>,
+    base: Option<f64>,
+    ratio: Option<f64>,
+    dir: Direction,
+    same_within: f64,
+) -> Verdict {
+    match (is_baseline, value, base, ratio) {
+        (true, Some(_), _, _) => Verdict::Baseline,
+        (_, None, _, _) => Verdict::Missing,
+        (false, Some(_), None, _) => Verdict::NoBaseline,
+        (false, Some(_), Some(_), Some(r)) if (r - 1.0).abs() <= same_within => Verdict::Same,
+        (false, Some(v), Some(b), _) => {
+            let better = match dir {
+                Direction::HigherIsBetter => v > b,
+                Direction::LowerIsBetter => v < b,
+            };
+            if better {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            }
+        }
+    }
+}
+
+/// `ib_write_bw 65536 B: 85.2 % of the 100 Gbit/s link (below 90 %)`.
+fn below_line_rate(group: &str, key: &PointKey, a: &Aggregate, share: f64, floor: f64) -> Finding {
+    Finding {
+        group: group.to_string(),
+        key: key.clone(),
+        message: format!(
+            "{} {} B: {:.1} % of the {} Gbit/s link (below {:.0} %)",
+            key.test,
+            key.msg_size_bytes.map_or("-".into(), |s| s.to_string()),
+            share * 100.0,
+            a.link_speed_gbps.unwrap_or(0.0),
+            floor * 100.0
+        ),
+        sources: a.sources.clone(),
+    }
 }
 
 /// Points of one (test, role, MTU) that not every group has, folded into one line: a comparison

@@ -104,6 +104,91 @@ fn x_of(axis: XAxis, x: f64) -> f64 {
     }
 }
 
+/// Draws the mesh, reference lines and series of `$c` on a built chart (linear or log y: the
+/// two coordinate types share this code).
+macro_rules! draw_xy {
+    ($chart:expr, $c:expr, $x0:expr, $x1:expr) => {{
+        let c: &XyChart = $c;
+        let (x0, x1): (f64, f64) = ($x0, $x1);
+        let axis = c.x_axis;
+        let x_fmt = |x: &f64| match axis {
+            XAxis::Bytes => bytes_label(2f64.powf(*x)),
+            XAxis::Seconds => seconds_label(*x),
+            XAxis::Order => order_label(&c.x_labels, *x),
+        };
+        let y_fmt = |y: &f64| axis_number(*y);
+        let mut chart = $chart;
+        chart
+            .configure_mesh()
+            .x_desc(c.x_desc.as_str())
+            .y_desc(c.y_desc.as_str())
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .x_labels(match axis {
+                XAxis::Bytes => ((x1 - x0) as usize / 2).clamp(2, 12),
+                XAxis::Seconds => 10,
+                XAxis::Order => c.x_labels.len().clamp(2, 16) + 1,
+            })
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(err)?;
+        for (y, _) in &c.hlines {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x0, *y), (x1, *y)],
+                    BLACK.stroke_width(1),
+                )))
+                .map_err(err)?;
+        }
+        let (ylo, yhi) = {
+            let r = chart.plotting_area().get_y_range();
+            (r.start, r.end)
+        };
+        for (x, _) in &c.vlines {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(*x, ylo), (*x, yhi)],
+                    4,
+                    4,
+                    RGBColor(120, 120, 120).stroke_width(1),
+                ))
+                .map_err(err)?;
+        }
+        for s in &c.series {
+            let colour = PALETTE[s.colour % PALETTE.len()];
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .filter(|p| !c.y_log || p.1 > 0.0)
+                .map(|p| (x_of(axis, p.0), p.1))
+                .collect();
+            if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        pts.clone(),
+                        6,
+                        4,
+                        colour.stroke_width(1),
+                    ))
+                    .map_err(err)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                    .map_err(err)?;
+                chart
+                    .draw_series(pts.iter().map(|p| Circle::new(*p, 2, colour.filled())))
+                    .map_err(err)?;
+            }
+            chart
+                .draw_series(s.whiskers.iter().filter(|w| w.2 > w.1).map(|w| {
+                    let x = x_of(axis, w.0);
+                    PathElement::new(vec![(x, w.1), (x, w.2)], colour.stroke_width(1))
+                }))
+                .map_err(err)?;
+        }
+    }};
+}
+
 /// Renders an x/y chart to an SVG document.
 pub fn render_xy(c: &XyChart) -> Result<String> {
     let mut svg = String::new();
@@ -111,120 +196,7 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
-        let all = c.series.iter().flat_map(|s| {
-            s.points
-                .iter()
-                .map(|p| (p.0, p.1))
-                .chain(s.whiskers.iter().flat_map(|w| [(w.0, w.1), (w.0, w.2)]))
-        });
-        let (mut x0, mut x1, mut y0, mut y1) = (
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        );
-        for (x, y) in all.chain(c.hlines.iter().map(|h| (f64::NAN, h.0))) {
-            if x.is_finite() {
-                x0 = x0.min(x_of(c.x_axis, x));
-                x1 = x1.max(x_of(c.x_axis, x));
-            }
-            if y.is_finite() && (!c.y_log || y > 0.0) {
-                y0 = y0.min(y);
-                y1 = y1.max(y);
-            }
-        }
-        if !x0.is_finite() || !y0.is_finite() {
-            (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-        }
-        if x1 <= x0 {
-            x1 = x0 + 1.0;
-        }
-        if axis_is_order(c) {
-            // Half a position of room on each side, so the first and last points are not on
-            // the frame.
-            (x0, x1) = (-0.5, c.x_labels.len().max(1) as f64 - 0.5);
-        }
-        let x_desc = c.x_desc.clone();
-        let axis = c.x_axis;
-        let x_fmt = move |x: &f64| match axis {
-            XAxis::Bytes => bytes_label(2f64.powf(*x)),
-            XAxis::Seconds => seconds_label(*x),
-            XAxis::Order => order_label(&c.x_labels, *x),
-        };
-        let y_fmt = |y: &f64| axis_number(*y);
-        macro_rules! draw {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(x_desc.as_str())
-                    .y_desc(c.y_desc.as_str())
-                    .x_label_formatter(&x_fmt)
-                    .y_label_formatter(&y_fmt)
-                    .x_labels(match axis {
-                        XAxis::Bytes => ((x1 - x0) as usize / 2).clamp(2, 12),
-                        XAxis::Seconds => 10,
-                        XAxis::Order => c.x_labels.len().clamp(2, 16) + 1,
-                    })
-                    .light_line_style(RGBColor(235, 235, 235))
-                    .draw()
-                    .map_err(err)?;
-                for (y, _) in &c.hlines {
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x0, *y), (x1, *y)],
-                            BLACK.stroke_width(1),
-                        )))
-                        .map_err(err)?;
-                }
-                let (ylo, yhi) = {
-                    let r = chart.plotting_area().get_y_range();
-                    (r.start, r.end)
-                };
-                for (x, _) in &c.vlines {
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            vec![(*x, ylo), (*x, yhi)],
-                            4,
-                            4,
-                            RGBColor(120, 120, 120).stroke_width(1),
-                        ))
-                        .map_err(err)?;
-                }
-                for s in &c.series {
-                    let colour = PALETTE[s.colour % PALETTE.len()];
-                    let pts: Vec<(f64, f64)> = s
-                        .points
-                        .iter()
-                        .filter(|p| !c.y_log || p.1 > 0.0)
-                        .map(|p| (x_of(axis, p.0), p.1))
-                        .collect();
-                    if s.dashed {
-                        chart
-                            .draw_series(DashedLineSeries::new(
-                                pts.clone(),
-                                6,
-                                4,
-                                colour.stroke_width(1),
-                            ))
-                            .map_err(err)?;
-                    } else {
-                        chart
-                            .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
-                            .map_err(err)?;
-                        chart
-                            .draw_series(pts.iter().map(|p| Circle::new(*p, 2, colour.filled())))
-                            .map_err(err)?;
-                    }
-                    chart
-                        .draw_series(s.whiskers.iter().filter(|w| w.2 > w.1).map(|w| {
-                            let x = x_of(axis, w.0);
-                            PathElement::new(vec![(x, w.1), (x, w.2)], colour.stroke_width(1))
-                        }))
-                        .map_err(err)?;
-                }
-            }};
-        }
+        let (x0, x1, y0, y1) = bounds(c);
         let mut builder = ChartBuilder::on(&plot);
         builder
             .caption(c.title.as_str(), ("sans-serif", 17))
@@ -233,13 +205,23 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
             .y_label_area_size(64);
         if c.y_log {
             let (lo, hi) = (y0.max(1e-9) / 1.5, y1 * 1.5);
-            draw!(builder
-                .build_cartesian_2d(x0..x1, (lo..hi).log_scale())
-                .map_err(err)?);
+            draw_xy!(
+                builder
+                    .build_cartesian_2d(x0..x1, (lo..hi).log_scale())
+                    .map_err(err)?,
+                c,
+                x0,
+                x1
+            );
         } else {
             let hi = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
             let lo = if y0 < 0.0 { y0 * 1.08 } else { 0.0 };
-            draw!(builder.build_cartesian_2d(x0..x1, lo..hi).map_err(err)?);
+            draw_xy!(
+                builder.build_cartesian_2d(x0..x1, lo..hi).map_err(err)?,
+                c,
+                x0,
+                x1
+            );
         }
         draw_legend(
             &legend,
@@ -251,6 +233,45 @@ pub fn render_xy(c: &XyChart) -> Result<String> {
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The plotted ranges (x0, x1, y0, y1): every point, whisker and reference line, x in axis
+/// units (log2 of bytes on a bytes axis).
+fn bounds(c: &XyChart) -> (f64, f64, f64, f64) {
+    let all = c.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| (p.0, p.1))
+            .chain(s.whiskers.iter().flat_map(|w| [(w.0, w.1), (w.0, w.2)]))
+    });
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for (x, y) in all.chain(c.hlines.iter().map(|h| (f64::NAN, h.0))) {
+        if x.is_finite() {
+            x0 = x0.min(x_of(c.x_axis, x));
+            x1 = x1.max(x_of(c.x_axis, x));
+        }
+        if y.is_finite() && (!c.y_log || y > 0.0) {
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+    }
+    if !x0.is_finite() || !y0.is_finite() {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if axis_is_order(c) {
+        // Half a position of room on each side, so the first and last points are not on
+        // the frame.
+        (x0, x1) = (-0.5, c.x_labels.len().max(1) as f64 - 0.5);
+    }
+    (x0, x1, y0, y1)
 }
 
 /// Draws legend entries (name, colour, dashed) in their own area, one per row.

@@ -9,17 +9,18 @@
 //! tests in flight and keeps what finished.
 
 pub mod auto;
+mod execute;
 pub mod suite;
 
 use anyhow::{Context, Result};
+use execute::execute_batch;
 use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use suite::{on_host, Host, Suite};
 
 /// What happened to one run.
@@ -59,98 +60,11 @@ pub struct Manifest {
 }
 
 /// Shell-style rendering of an argument vector, for the log's first line.
-fn display(argv: &[String]) -> String {
+pub(crate) fn display(argv: &[String]) -> String {
     argv.iter()
         .map(|a| suite::shell_quote(a))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Starts `argv` with stdout and stderr appended to `log`, after a `$ command` line.
-fn spawn_logged(argv: &[String], log: &Path) -> Result<Child> {
-    let mut f = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    writeln!(f, "$ {}", display(argv))?;
-    f.flush()?;
-    let err = f.try_clone()?;
-    Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(f))
-        .stderr(Stdio::from(err))
-        .spawn()
-        .with_context(|| format!("cannot start {}", argv[0]))
-}
-
-/// Sends SIGINT (tools print their summary on it), then SIGKILL if the process lingers.
-fn stop(child: &mut Child, grace: Duration) -> Option<i32> {
-    if let Ok(Some(s)) = child.try_wait() {
-        return s.code();
-    }
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if let Ok(Some(s)) = child.try_wait() {
-            return s.code();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    child.wait().ok().and_then(|s| s.code())
-}
-
-/// Waits for a child until `timeout` or an interrupt. `Err(true)` timed out, `Err(false)` interrupted.
-fn wait(
-    child: &mut Child,
-    timeout: Duration,
-    interrupted: &AtomicBool,
-) -> std::result::Result<Option<i32>, bool> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Ok(Some(s)) = child.try_wait() {
-            return Ok(s.code());
-        }
-        if interrupted.load(Ordering::SeqCst) {
-            return Err(false);
-        }
-        if Instant::now() >= deadline {
-            return Err(true);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Is TCP `port` listening on `host` (read from /proc/net/tcp{,6}, over ssh for remote hosts)?
-fn listening(host: &Host, port: u16) -> bool {
-    let text = match &host.ssh {
-        None => ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .filter_map(|p| std::fs::read_to_string(p).ok())
-            .collect::<String>(),
-        Some(_) => {
-            let argv = on_host(
-                host,
-                &suite::Argv(vec![
-                    "cat".into(),
-                    "/proc/net/tcp".into(),
-                    "/proc/net/tcp6".into(),
-                ]),
-            );
-            Command::new(&argv[0])
-                .args(&argv[1..])
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-                .unwrap_or_default()
-        }
-    };
-    let want = format!(":{port:04X}");
-    text.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() > 3 && f[1].ends_with(&want) && f[3] == "0A"
-    })
 }
 
 /// Options of a suite run.
@@ -268,20 +182,7 @@ pub fn run_suite(
         auto: vec![],
     };
     if opts.dry_run {
-        // The schedule as if every `auto` test ran to its cap.
-        for (t, s, c, r) in schedule_preview(suite, &tests) {
-            println!("{} (repeat {}) timeout {} s", r.test, r.repeat, t.timeout_s);
-            println!(
-                "  server on {}: {}",
-                s.name,
-                display(&on_host(s, &r.server))
-            );
-            println!(
-                "  client on {}: {}",
-                c.name,
-                display(&on_host(c, &r.client))
-            );
-        }
+        print_plan(suite, &tests);
         return Ok(manifest);
     }
     std::fs::create_dir_all(opts.run_dir)
@@ -296,17 +197,7 @@ pub fn run_suite(
                 .to_string(),
         );
     }
-    let bar = indicatif::ProgressBar::new(schedule_preview(suite, &tests).len() as u64);
-    if opts.progress {
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{pos}/{len} {wide_msg} [{elapsed_precise}, ETA {eta}]",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-    } else {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
+    let bar = progress_bar(schedule_preview(suite, &tests).len(), opts.progress);
     let mut states: Vec<auto::State> = tests.iter().map(|(t, ..)| auto::State::new(t)).collect();
     let mut rng = crate::stats::Rng::new(manifest.seed.unwrap_or(1));
     let run_round = |active: Vec<usize>, states: &mut [auto::State], runs: &mut Vec<RunRecord>| {
@@ -367,6 +258,40 @@ pub fn run_suite(
     Ok(manifest)
 }
 
+/// `--dry-run`: the schedule as if every `auto` test ran to its cap, with each command as it
+/// would run on its host.
+fn print_plan(suite: &Suite, tests: &[(&suite::Test, &Host, &Host, u16)]) {
+    for (t, s, c, r) in schedule_preview(suite, tests) {
+        println!("{} (repeat {}) timeout {} s", r.test, r.repeat, t.timeout_s);
+        println!(
+            "  server on {}: {}",
+            s.name,
+            display(&on_host(s, &r.server))
+        );
+        println!(
+            "  client on {}: {}",
+            c.name,
+            display(&on_host(c, &r.client))
+        );
+    }
+}
+
+/// A progress bar over `len` runs, drawn only on a terminal.
+fn progress_bar(len: usize, visible: bool) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len as u64);
+    if visible {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{pos}/{len} {wide_msg} [{elapsed_precise}, ETA {eta}]",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
 /// Every run in the order a suite would run them if each `auto` test ran to its cap.
 fn schedule_preview<'a>(
     suite: &Suite,
@@ -408,182 +333,4 @@ fn schedule_preview<'a>(
         }
     }
     out
-}
-
-/// Runs one round: runs between the same two hosts go one after another; different host pairs
-/// run in parallel, at most `concurrency` at a time (each test has its own ports). Records come
-/// back in the batch's order.
-fn execute_batch(
-    batch: &[Planned<'_>],
-    concurrency: usize,
-    dir: &Path,
-    interrupted: &AtomicBool,
-    bar: &indicatif::ProgressBar,
-) -> Vec<RunRecord> {
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, (_, s, c, _)) in batch.iter().enumerate() {
-        let key = format!("{}|{}", s.name, c.name);
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push(i),
-            None => groups.push((key, vec![i])),
-        }
-    }
-    let queue = std::sync::Mutex::new(groups.into_iter().map(|g| g.1).collect::<Vec<_>>());
-    let results = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..concurrency.clamp(1, 64) {
-            scope.spawn(|| loop {
-                let Some(group) = queue.lock().expect("queue").pop() else {
-                    break;
-                };
-                for i in group {
-                    if interrupted.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let (t, server, client, r) = &batch[i];
-                    let record = execute(t, server, client, r, dir, interrupted, bar);
-                    results.lock().expect("results").push((i, record));
-                }
-            });
-        }
-    });
-    let mut records = results.into_inner().expect("results");
-    records.sort_by_key(|(i, _)| *i);
-    records.into_iter().map(|(_, r)| r).collect()
-}
-
-/// Runs one planned run: server, readiness, client, timeouts, stop.
-fn execute(
-    t: &suite::Test,
-    server: &Host,
-    client: &Host,
-    r: &suite::PlannedRun,
-    dir: &Path,
-    interrupted: &AtomicBool,
-    bar: &indicatif::ProgressBar,
-) -> RunRecord {
-    bar.set_message(format!("{} {} → {}", r.test, client.name, server.name));
-    let stem = match r.size {
-        Some(s) => format!("{}-r{}-s{s}", r.test, r.repeat),
-        None => format!("{}-r{}", r.test, r.repeat),
-    };
-    let (slog, clog) = (
-        dir.join(format!("{stem}-server.log")),
-        dir.join(format!("{stem}-client.log")),
-    );
-    let start = Instant::now();
-    let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
-    let mut record = RunRecord {
-        sequence: 0,
-        test: r.test.clone(),
-        repeat: r.repeat,
-        size: r.size,
-        server_command: sargv.clone(),
-        client_command: cargv.clone(),
-        server_log: slog
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .into(),
-        client_log: clog
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .into(),
-        server_exit: None,
-        client_exit: None,
-        seconds: 0.0,
-        status: "ok".into(),
-        error: None,
-    };
-    // Start the server; retry once when it dies or never listens.
-    let mut srv = None;
-    for attempt in 0..2 {
-        let mut child = match spawn_logged(&sargv, &slog) {
-            Ok(c) => c,
-            Err(e) => {
-                record.error = Some(format!("{e:#}"));
-                break;
-            }
-        };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let mut ready = false;
-        while Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) {
-            if listening(server, r.port) {
-                ready = true;
-                break;
-            }
-            if let Ok(Some(_)) = child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if ready {
-            srv = Some(child);
-            break;
-        }
-        record.server_exit = stop(&mut child, Duration::from_secs(2));
-        let log = std::fs::read_to_string(&slog).unwrap_or_default();
-        record.error = Some(format!(
-            "server did not listen on port {} (attempt {}): {}",
-            r.port,
-            attempt + 1,
-            log.lines().skip(1).last().unwrap_or("no output")
-        ));
-    }
-    let Some(mut srv) = srv else {
-        record.status = "failed".into();
-        record.seconds = start.elapsed().as_secs_f64();
-        bar.inc(1);
-        return record;
-    };
-    record.error = None;
-    match spawn_logged(&cargv, &clog) {
-        Ok(mut cli) => match wait(&mut cli, Duration::from_secs(t.timeout_s), interrupted) {
-            Ok(code) => {
-                record.client_exit = code;
-                if code != Some(0) {
-                    record.status = "failed".into();
-                    let log = std::fs::read_to_string(&clog).unwrap_or_default();
-                    record.error = Some(
-                        log.lines()
-                            .skip(1)
-                            .filter(|l| !l.trim().is_empty())
-                            .last()
-                            .unwrap_or("client failed")
-                            .to_string(),
-                    );
-                }
-            }
-            Err(timed_out) => {
-                record.client_exit = stop(&mut cli, Duration::from_secs(2));
-                record.status = if timed_out {
-                    "timeout".into()
-                } else {
-                    "interrupted".into()
-                };
-                record.error = Some(if timed_out {
-                    format!("client timed out after {} s", t.timeout_s)
-                } else {
-                    "interrupted".into()
-                });
-            }
-        },
-        Err(e) => {
-            record.status = "failed".into();
-            record.error = Some(format!("{e:#}"));
-        }
-    }
-    // Servers that serve one client (perftest, iperf3 -1) exit by themselves.
-    let grace = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < grace {
-        if let Ok(Some(_)) = srv.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    record.server_exit = stop(&mut srv, Duration::from_secs(3));
-    record.seconds = start.elapsed().as_secs_f64();
-    bar.inc(1);
-    record
 }

@@ -1,0 +1,286 @@
+//! Running planned runs: start the server and wait until it listens, run the client with its
+//! timeout, stop what is left, and record how each side ended, several runs at a time.
+
+use super::suite::{self, on_host, Host};
+use super::{display, Planned, RunRecord};
+use anyhow::{Context, Result};
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Starts `argv` with stdout and stderr appended to `log`, after a `$ command` line.
+fn spawn_logged(argv: &[String], log: &Path) -> Result<Child> {
+    let mut f = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    writeln!(f, "$ {}", display(argv))?;
+    f.flush()?;
+    let err = f.try_clone()?;
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(f))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .with_context(|| format!("cannot start {}", argv[0]))
+}
+
+/// Sends SIGINT (tools print their summary on it), then SIGKILL if the process lingers.
+fn stop(child: &mut Child, grace: Duration) -> Option<i32> {
+    if let Ok(Some(s)) = child.try_wait() {
+        return s.code();
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            return s.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait().ok().and_then(|s| s.code())
+}
+
+/// Waits for a child until `timeout` or an interrupt. `Err(true)` timed out, `Err(false)` interrupted.
+fn wait(
+    child: &mut Child,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> std::result::Result<Option<i32>, bool> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Ok(s.code());
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            return Err(false);
+        }
+        if Instant::now() >= deadline {
+            return Err(true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Is TCP `port` listening on `host` (read from /proc/net/tcp{,6}, over ssh for remote hosts)?
+fn listening(host: &Host, port: u16) -> bool {
+    let text = match &host.ssh {
+        None => ["/proc/net/tcp", "/proc/net/tcp6"]
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect::<String>(),
+        Some(_) => {
+            let argv = on_host(
+                host,
+                &suite::Argv(vec![
+                    "cat".into(),
+                    "/proc/net/tcp".into(),
+                    "/proc/net/tcp6".into(),
+                ]),
+            );
+            Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+                .unwrap_or_default()
+        }
+    };
+    let want = format!(":{port:04X}");
+    text.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 3 && f[1].ends_with(&want) && f[3] == "0A"
+    })
+}
+
+/// Runs one round: runs between the same two hosts go one after another; different host pairs
+/// run in parallel, at most `concurrency` at a time (each test has its own ports). Records come
+/// back in the batch's order.
+pub(super) fn execute_batch(
+    batch: &[Planned<'_>],
+    concurrency: usize,
+    dir: &Path,
+    interrupted: &AtomicBool,
+    bar: &indicatif::ProgressBar,
+) -> Vec<RunRecord> {
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, (_, s, c, _)) in batch.iter().enumerate() {
+        let key = format!("{}|{}", s.name, c.name);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    let queue = std::sync::Mutex::new(groups.into_iter().map(|g| g.1).collect::<Vec<_>>());
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..concurrency.clamp(1, 64) {
+            scope.spawn(|| loop {
+                let Some(group) = queue.lock().expect("queue").pop() else {
+                    break;
+                };
+                for i in group {
+                    if interrupted.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let (t, server, client, r) = &batch[i];
+                    let record = execute(t, server, client, r, dir, interrupted, bar);
+                    results.lock().expect("results").push((i, record));
+                }
+            });
+        }
+    });
+    let mut records = results.into_inner().expect("results");
+    records.sort_by_key(|(i, _)| *i);
+    records.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Runs one planned run: server, readiness, client, timeouts, stop.
+fn execute(
+    t: &suite::Test,
+    server: &Host,
+    client: &Host,
+    r: &suite::PlannedRun,
+    dir: &Path,
+    interrupted: &AtomicBool,
+    bar: &indicatif::ProgressBar,
+) -> RunRecord {
+    bar.set_message(format!("{} {} → {}", r.test, client.name, server.name));
+    let stem = match r.size {
+        Some(s) => format!("{}-r{}-s{s}", r.test, r.repeat),
+        None => format!("{}-r{}", r.test, r.repeat),
+    };
+    let (slog, clog) = (
+        dir.join(format!("{stem}-server.log")),
+        dir.join(format!("{stem}-client.log")),
+    );
+    let start = Instant::now();
+    let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
+    let name = |p: &Path| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut record = RunRecord {
+        sequence: 0,
+        test: r.test.clone(),
+        repeat: r.repeat,
+        size: r.size,
+        server_command: sargv.clone(),
+        client_command: cargv.clone(),
+        server_log: name(&slog),
+        client_log: name(&clog),
+        server_exit: None,
+        client_exit: None,
+        seconds: 0.0,
+        status: "ok".into(),
+        error: None,
+    };
+    if let Some(mut srv) = start_server(server, r.port, &sargv, &slog, interrupted, &mut record) {
+        record.error = None;
+        run_client(t, &cargv, &clog, interrupted, &mut record);
+        // Servers that serve one client (perftest, iperf3 -1) exit by themselves.
+        let grace = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < grace {
+            if let Ok(Some(_)) = srv.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        record.server_exit = stop(&mut srv, Duration::from_secs(3));
+    } else {
+        record.status = "failed".into();
+    }
+    record.seconds = start.elapsed().as_secs_f64();
+    bar.inc(1);
+    record
+}
+
+/// Starts the server and waits until it listens on `port`; retries once when it dies or
+/// never listens. `None` (with the record's error set) when it never did.
+fn start_server(
+    server: &Host,
+    port: u16,
+    argv: &[String],
+    log_path: &Path,
+    interrupted: &AtomicBool,
+    record: &mut RunRecord,
+) -> Option<Child> {
+    for attempt in 0..2 {
+        let mut child = match spawn_logged(argv, log_path) {
+            Ok(c) => c,
+            Err(e) => {
+                record.error = Some(format!("{e:#}"));
+                return None;
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline && !interrupted.load(Ordering::SeqCst) {
+            if listening(server, port) {
+                return Some(child);
+            }
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        record.server_exit = stop(&mut child, Duration::from_secs(2));
+        let log = std::fs::read_to_string(log_path).unwrap_or_default();
+        record.error = Some(format!(
+            "server did not listen on port {port} (attempt {}): {}",
+            attempt + 1,
+            log.lines().skip(1).last().unwrap_or("no output")
+        ));
+    }
+    None
+}
+
+/// Runs the client to its end, its timeout or an interrupt, and records how it ended.
+fn run_client(
+    t: &suite::Test,
+    argv: &[String],
+    log_path: &Path,
+    interrupted: &AtomicBool,
+    record: &mut RunRecord,
+) {
+    let mut cli = match spawn_logged(argv, log_path) {
+        Ok(c) => c,
+        Err(e) => {
+            record.status = "failed".into();
+            record.error = Some(format!("{e:#}"));
+            return;
+        }
+    };
+    match wait(&mut cli, Duration::from_secs(t.timeout_s), interrupted) {
+        Ok(code) => {
+            record.client_exit = code;
+            if code != Some(0) {
+                record.status = "failed".into();
+                let log = std::fs::read_to_string(log_path).unwrap_or_default();
+                record.error = Some(
+                    log.lines()
+                        .skip(1)
+                        .filter(|l| !l.trim().is_empty())
+                        .last()
+                        .unwrap_or("client failed")
+                        .to_string(),
+                );
+            }
+        }
+        Err(timed_out) => {
+            record.client_exit = stop(&mut cli, Duration::from_secs(2));
+            record.status = if timed_out { "timeout" } else { "interrupted" }.into();
+            record.error = Some(if timed_out {
+                format!("client timed out after {} s", t.timeout_s)
+            } else {
+                "interrupted".into()
+            });
+        }
+    }
+}
