@@ -69,6 +69,22 @@ pub struct Selection {
     pub filters: Vec<String>,
 }
 
+/// Which points are the same point: `gate` pairs baseline and current by these keys, `history`
+/// splits its series by them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PairBy {
+    /// Keys that pair points, comma-separated (`history` takes all but host and device). MTU,
+    /// host and device are left out by default, so a run at another MTU pairs with the
+    /// baseline (is a step in the same series) and the change is reported.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "test,role,connection_type,qps,msg_size,platform"
+    )]
+    pub pair_by: Vec<crate::gate::PairKey>,
+}
+
 /// What a verb prints on standard output: text for people, JSON for scripts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum TextOrJson {
@@ -294,15 +310,8 @@ pub struct GateArgs {
     /// for latency tests.
     #[arg(long = "metric")]
     pub metrics: Vec<String>,
-    /// Keys that pair points, comma-separated. MTU, host and device are left out by default,
-    /// so a run at another MTU pairs with the baseline and the change is reported.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "test,role,connection_type,qps,msg_size,platform"
-    )]
-    pub pair_by: Vec<crate::gate::PairKey>,
+    #[command(flatten)]
+    pub pairing: PairBy,
     /// Write the decisions as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -333,15 +342,8 @@ pub struct HistoryArgs {
     pub all: bool,
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
-    /// Keys that split series, as in `gate` (host and device excepted). MTU is left out by
-    /// default: a run at another MTU is a step in the same series, reported with the change.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "test,role,connection_type,qps,msg_size,platform"
-    )]
-    pub pair_by: Vec<crate::gate::PairKey>,
+    #[command(flatten)]
+    pub pairing: PairBy,
     /// Exit 1 when the latest step of a series is a regression beyond the gate's threshold
     /// for its metric (`[gate]` thresholds and rules of linkperf.toml).
     #[arg(long)]

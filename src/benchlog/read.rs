@@ -1,7 +1,7 @@
 //! Reads `linkperf bench` logs back (the import adapter of the format [`super::write`]
 //! writes).
 
-use crate::ingest::adapter::{Block, Parser};
+use crate::ingest::adapter::Block;
 use crate::ingest::common::snake_key;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -10,23 +10,13 @@ use std::collections::BTreeMap;
 
 use super::HEADER;
 
-/// The linkperf-verbs adapter.
-pub struct BenchLog;
-
-impl Parser for BenchLog {
-    fn family(&self) -> &'static str {
-        "linkperf-verbs"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
+crate::ingest::adapter::declare_parser!(
+    BenchLog,
+    "linkperf-verbs",
     fn exclusive(&self) -> bool {
         true
     }
-}
+);
 
 pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| l.starts_with(HEADER))

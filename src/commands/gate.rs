@@ -23,7 +23,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
     for m in &args.metrics {
         points::direction(m)?;
     }
-    let pair_by = gate::pair_by(&args.pair_by, gate::PAIR_KEYS)?;
+    let pair_by = gate::pair_by(&args.pairing.pair_by, gate::PAIR_KEYS)?;
     let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
         let filters: Vec<String> = args.selection.filters.iter().chain(own).cloned().collect();
         let metrics: Vec<&str> = args.metrics.iter().map(String::as_str).collect();

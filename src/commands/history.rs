@@ -26,7 +26,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
     if let Some(m) = &args.metric {
         points::direction(m)?;
     }
-    let pair_by = crate::gate::pair_by(&args.pair_by, trend::PAIR_KEYS)?;
+    let pair_by = crate::gate::pair_by(&args.pairing.pair_by, trend::PAIR_KEYS)?;
     let selected = crate::selection::load(store_dir, config, &args.selection.filters)?;
     if selected.is_empty() {
         bail!(

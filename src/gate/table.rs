@@ -27,23 +27,23 @@ fn change_with_ci(p: &GatePoint) -> String {
     out
 }
 
+/// The columns of the gate's table; the report's regressions section shows all but `p`.
+pub const HEADERS: [&str; 11] = [
+    "verdict",
+    "test",
+    "role",
+    "size",
+    "metric",
+    "baseline",
+    "current",
+    "change",
+    "p",
+    "config change",
+    "why",
+];
+
 pub fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
-    let headers = [
-        "verdict",
-        "test",
-        "role",
-        "size",
-        "metric",
-        "baseline",
-        "current",
-        "change",
-        "p",
-        "config change",
-        "why",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let headers = HEADERS.iter().map(|s| s.to_string()).collect();
     let rows = points
         .iter()
         .map(|p| {

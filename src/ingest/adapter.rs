@@ -46,6 +46,34 @@ pub trait Parser: Sync {
     }
 }
 
+/// Declares a tool's adapter `$name` for the module it is called in: `detect` and
+/// `parse_block` are that module's functions of the same names; the other trait methods may be
+/// given after the family.
+macro_rules! declare_parser {
+    ($name:ident, $family:literal $(, $($method:tt)*)?) => {
+        #[doc = concat!("The ", $family, " adapter.")]
+        pub struct $name;
+
+        impl $crate::ingest::adapter::Parser for $name {
+            fn family(&self) -> &'static str {
+                $family
+            }
+            fn detect(&self, text: &[&str]) -> bool {
+                detect(text)
+            }
+            fn parse_block(
+                &self,
+                block: &$crate::ingest::adapter::Block,
+                problems: &mut Vec<$crate::ingest::Problem>,
+            ) -> Vec<$crate::ingest::RunDraft> {
+                parse_block(block, problems)
+            }
+            $($($method)*)?
+        }
+    };
+}
+pub(crate) use declare_parser;
+
 /// Every parser, in detection order: the exclusive ones first, then most specific first.
 pub const PARSERS: &[&dyn Parser] = &[
     &bench_log::BenchLog,

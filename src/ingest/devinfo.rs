@@ -5,28 +5,18 @@
 //! same transcript and device, so a report can say "hns_0, vendor 0x19e5, fw 0.277.001, active
 //! MTU 4096, Ethernet".
 
-use super::adapter::{Block, Parser};
+use super::adapter::Block;
 use super::{Problem, RunDraft};
 use crate::model::{Role, RunStatus};
 use std::collections::BTreeMap;
 
-/// The devinfo adapter.
-pub struct DevInfo;
-
-impl Parser for DevInfo {
-    fn family(&self) -> &'static str {
-        "devinfo"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
+crate::ingest::adapter::declare_parser!(
+    DevInfo,
+    "devinfo",
     fn reports_empty(&self) -> bool {
         false
     }
-}
+);
 
 /// Does a block without a command look like device information?
 pub fn detect(lines: &[&str]) -> bool {

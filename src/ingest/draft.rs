@@ -89,6 +89,17 @@ impl RunDraft {
     }
 }
 
+/// How a run ended by what its output held: results, else an error, else nothing.
+pub fn status_of(has_rows: bool, has_error: bool) -> RunStatus {
+    if has_rows {
+        RunStatus::Ok
+    } else if has_error {
+        RunStatus::Failed
+    } else {
+        RunStatus::NoResults
+    }
+}
+
 /// Gives a draft its identity (content hash), command, host and the columns derived from facts.
 pub fn finish_run(
     parser: &dyn Parser,

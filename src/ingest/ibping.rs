@@ -6,9 +6,10 @@
 //! about 900 ms when a ping crosses a second boundary. The numbers are kept as printed and the
 //! run is marked suspect (`facts.suspect`) when they look like either symptom.
 
-use super::adapter::{Block, Parser};
+use super::adapter::Block;
+use super::draft::status_of;
 use super::{Problem, RunDraft};
-use crate::model::{Measurement, Role, RunStatus};
+use crate::model::{Measurement, Role};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -26,20 +27,7 @@ static RTT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("rtt regex")
 });
 
-/// The ibping adapter.
-pub struct Ibping;
-
-impl Parser for Ibping {
-    fn family(&self) -> &'static str {
-        "ibping"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
-}
+crate::ingest::adapter::declare_parser!(Ibping, "ibping");
 
 /// Does a block without a command look like ibping output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -138,13 +126,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         facts.insert("suspect".into(), why.into());
     }
     let server = command.is_some_and(|c| c.flags.contains_key("-S"));
-    let status = if !rows.is_empty() {
-        RunStatus::Ok
-    } else if !errors.is_empty() {
-        RunStatus::Failed
-    } else {
-        RunStatus::NoResults
-    };
+    let status = status_of(!rows.is_empty(), !errors.is_empty());
     vec![RunDraft {
         test: Some("ibping".into()),
         role: if server { Role::Server } else { Role::Client },

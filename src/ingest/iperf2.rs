@@ -7,7 +7,7 @@
 //! starts with its `connected with` lines and ends with its `[SUM]` line (or when every
 //! stream it announced has reported its whole-test line).
 
-use super::adapter::{Block, Parser as ToolParser};
+use super::adapter::Block;
 use super::common::leading_number;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -21,20 +21,7 @@ use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
-/// The iperf2 adapter.
-pub struct Iperf2;
-
-impl ToolParser for Iperf2 {
-    fn family(&self) -> &'static str {
-        "iperf2"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
-}
+crate::ingest::adapter::declare_parser!(Iperf2, "iperf2");
 
 /// Does a block without a command look like iperf 2 output?
 pub fn detect(lines: &[&str]) -> bool {

@@ -3,8 +3,9 @@
 //! `--timestamps` prefixes, `iperf3: error - ...`) and `-J` JSON documents (including one that
 //! reports an error, and warning lines printed before the JSON).
 
-use super::adapter::{Block, Parser};
+use super::adapter::Block;
 use super::common::leading_number;
+use super::draft::status_of;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
@@ -13,20 +14,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// The iperf3 adapter.
-pub struct Iperf3;
-
-impl Parser for Iperf3 {
-    fn family(&self) -> &'static str {
-        "iperf3"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
-}
+crate::ingest::adapter::declare_parser!(Iperf3, "iperf3");
 
 /// Does a block without a command look like iperf3 output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -198,27 +186,15 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
     if rows.iter().any(|m| m.jitter_ms.is_some()) {
         udp = true;
     }
-    let status = if !rows.is_empty() {
-        RunStatus::Ok
-    } else if !errors.is_empty() {
-        RunStatus::Failed
-    } else {
-        RunStatus::NoResults
-    };
     vec![RunDraft {
-        keep: true,
-        start: range.start,
-        end: range.end,
-        tool: "iperf3".into(),
         test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
-        test_hint: None,
-        kind_hint: None,
         role,
-        status,
+        status: status_of(!rows.is_empty(), !errors.is_empty()),
         facts,
         notes,
         error: (!errors.is_empty()).then(|| errors.join("\n")),
         measurements: rows,
+        ..RunDraft::new("iperf3", range)
     }]
 }
 

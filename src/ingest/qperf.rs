@@ -4,7 +4,7 @@
 //! One run per test name of the command; each block of that test is one measurement. `conf`
 //! becomes a run of facts (node, CPU, OS, qperf version on both sides).
 
-use super::adapter::{Block, Parser};
+use super::adapter::Block;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use crate::units::{qperf_bw_gbps, qperf_count, qperf_rate_mpps, qperf_size_bytes, qperf_time_us};
@@ -40,20 +40,7 @@ fn key_value(line: &str) -> Option<regex::Captures<'_>> {
     KEY_VALUE.captures(line)
 }
 
-/// The qperf adapter.
-pub struct Qperf;
-
-impl Parser for Qperf {
-    fn family(&self) -> &'static str {
-        "qperf"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
-}
+crate::ingest::adapter::declare_parser!(Qperf, "qperf");
 
 /// Does a block without a command look like qperf output?
 pub fn detect(lines: &[&str]) -> bool {

@@ -16,27 +16,15 @@ mod walk;
 pub use draft::latency_in_cycles;
 pub use walk::parse_block;
 
-use super::adapter::{Block, Parser};
-use super::{Problem, RunDraft};
 use crate::model::Role;
 
-/// The perftest adapter.
-pub struct Perftest;
-
-impl Parser for Perftest {
-    fn family(&self) -> &'static str {
-        "perftest"
-    }
-    fn detect(&self, text: &[&str]) -> bool {
-        detect(text)
-    }
-    fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-        parse_block(block, problems)
-    }
+crate::ingest::adapter::declare_parser!(
+    Perftest,
+    "perftest",
     fn finish(&self, run: &mut crate::model::Run) {
         apply_command(run);
     }
-}
+);
 
 /// Does this block look like perftest output (used when no command names the tool)?
 pub fn detect(text: &[&str]) -> bool {

@@ -2,25 +2,16 @@
 
 use super::view::{size_text, Cell, Table};
 use crate::format;
+use crate::gate::table::HEADERS;
 use crate::gate::{GateResult, Outcome};
 
 /// The regressions section: the points of a gate result that regressed or went missing.
 pub(super) fn gate_table(gate: &GateResult) -> Table {
-    let headers = [
-        "verdict",
-        "test",
-        "role",
-        "size",
-        "metric",
-        "baseline",
-        "current",
-        "change",
-        "config change",
-        "why",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let headers = HEADERS
+        .iter()
+        .filter(|h| **h != "p")
+        .map(|s| s.to_string())
+        .collect();
     let num = |v: Option<f64>| v.map_or("-".into(), format::num);
     let rows = gate
         .points
