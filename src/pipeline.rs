@@ -2,9 +2,11 @@
 //! it, attach the labels, and hand its runs to one store transaction as they are read (memory
 //! stays bounded by the largest file). What could not be read is collected, never dropped.
 
+use crate::benchlog::write::Rendered;
 use crate::ingest::{self, Problem};
-use crate::model::{Run, RunStatus};
+use crate::model::{CommandLine, Run, RunStatus};
 use crate::store::{AddOutcome, Store};
+use crate::verbs::record::SessionInfo;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -142,3 +144,54 @@ impl Imported {
         }
     }
 }
+
+/// The stored run of one `linkperf bench` test whose log block starts at 1-based line `first_line` of
+/// `source`: the block read back through the log parser (so the run and an import of the log
+/// are the same run), plus what only the running process knows — the latency samples, the
+/// command line and the host.
+pub fn bench_run(
+    info: &SessionInfo,
+    source: &str,
+    first_line: u32,
+    rendered: &Rendered,
+) -> anyhow::Result<Run> {
+    let mut text = rendered.lines.join("\n");
+    text.push('\n');
+    let mut parsed = ingest::parse_bytes(source, text.as_bytes());
+    if !parsed.problems.is_empty() || parsed.runs.len() != 1 {
+        let why: Vec<String> = parsed.problems.iter().map(|p| p.to_string()).collect();
+        anyhow::bail!(
+            "the bench log did not read back as one run ({} runs): {}",
+            parsed.runs.len(),
+            why.join("; ")
+        );
+    }
+    let mut run = parsed.runs.remove(0);
+    for (index, samples) in &rendered.samples {
+        if let Some(m) = run
+            .measurements
+            .iter_mut()
+            .find(|m| m.line as usize == index + 1)
+        {
+            m.samples_us = samples.clone();
+        }
+    }
+    let shift = first_line.saturating_sub(1);
+    run.line += shift;
+    for m in &mut run.measurements {
+        m.line += shift;
+    }
+    run.host = info.host.clone();
+    run.command = Some(CommandLine {
+        raw: info.argv.join(" "),
+        wrappers: Vec::new(),
+        program: "linkperf".into(),
+        flags: BTreeMap::new(),
+        peer: Some(info.peer.clone()),
+        pipe: None,
+    });
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests;

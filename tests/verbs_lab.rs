@@ -495,7 +495,7 @@ fn rows_have_the_shape_of_perftest_rows() {
         let p = params(&[test], &[4096], Stop::Iterations(100));
         let (t, info, results) = bench(&p).unwrap().remove(0);
         let rendered = linkperf::benchlog::write::render_test(t, &results, &p, &info, &[99.99]);
-        let ours = linkperf::verbs::record::build_run(&info, "bench.log", 1, &rendered).unwrap();
+        let ours = linkperf::pipeline::bench_run(&info, "bench.log", 1, &rendered).unwrap();
         assert_eq!(ours.test, theirs.test);
         assert_eq!(
             ours.measurements.len(),

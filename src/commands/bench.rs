@@ -155,7 +155,7 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         }
         let first_line = lines_written + 1;
         lines_written += rendered.lines.len() as u32;
-        let mut run = record::build_run(info, &source, first_line, &rendered)?;
+        let mut run = crate::pipeline::bench_run(info, &source, first_line, &rendered)?;
         run.labels = labels.clone();
         runs.push(run);
         Ok(())

@@ -42,8 +42,7 @@ pub(super) fn latency(
         remote,
         test,
         size,
-        inline: size <= params.inline_size as u64
-            && matches!(test, BenchTest::WriteLat | BenchTest::SendLat),
+        inline: size <= params.inline_size as u64 && test.is_ping_pong(),
         recv_off: local.recv_area(0),
         send_off: local.send_area(0),
         what: format!("{test} {size} bytes"),

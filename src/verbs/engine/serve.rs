@@ -32,9 +32,7 @@ pub fn serve_size(
     chan.send(&Message::Ready)?;
     let what = format!("{test} {size} bytes");
     match test {
-        BenchTest::WriteLat | BenchTest::SendLat => {
-            ping_pong(chan, local, remote, test, size, timeout)?
-        }
+        t if t.is_ping_pong() => ping_pong(chan, local, remote, test, size, timeout)?,
         BenchTest::SendBw => receive_all(chan, local, size, timeout)?,
         _ => {
             let ops = wait_end(chan)?;
