@@ -274,8 +274,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Metric to compare (default: bandwidth for bandwidth tests, typical latency for latency tests).
-    #[arg(long)]
-    pub metric: Option<String>,
+    #[arg(long, value_enum)]
+    pub metric: Option<crate::metric::Metric>,
     #[command(flatten)]
     pub selection: Selection,
     #[arg(long, value_enum, default_value = "table")]
@@ -308,8 +308,8 @@ pub struct GateArgs {
     pub selection: Selection,
     /// Metrics to gate (repeatable). Default: bandwidth for bandwidth tests, typical latency
     /// for latency tests.
-    #[arg(long = "metric")]
-    pub metrics: Vec<String>,
+    #[arg(long = "metric", value_enum)]
+    pub metrics: Vec<crate::metric::Metric>,
     #[command(flatten)]
     pub pairing: PairBy,
     /// Write the decisions as JSON.
@@ -328,8 +328,8 @@ pub struct HistoryArgs {
     #[command(flatten)]
     pub selection: Selection,
     /// Metric (default: bandwidth for bandwidth tests, typical latency for latency tests).
-    #[arg(long)]
-    pub metric: Option<String>,
+    #[arg(long, value_enum)]
+    pub metric: Option<crate::metric::Metric>,
     /// Order of the history: `source` (path, then line: dated log names sort by date),
     /// `label:NAME`, or `mtu`.
     #[arg(long, default_value = "source")]

@@ -78,7 +78,7 @@ pub struct GateConfig {
     #[serde(default)]
     pub missing: Missing,
     #[serde(default)]
-    pub thresholds: BTreeMap<String, f64>,
+    pub thresholds: BTreeMap<crate::metric::Metric, f64>,
     #[serde(default, rename = "rule")]
     pub rules: Vec<GateRule>,
     /// Points whose baseline or current repeats vary more than this (coefficient of
@@ -120,7 +120,7 @@ pub enum Missing {
 #[serde(deny_unknown_fields)]
 pub struct GateRule {
     pub test: Option<String>,
-    pub metric: Option<String>,
+    pub metric: Option<crate::metric::Metric>,
     pub threshold: Option<f64>,
     pub floor_line_rate: Option<f64>,
     pub min_size: Option<u64>,
@@ -228,5 +228,18 @@ mod tests {
         let e = Config::parse("[gate]\nmissing = \"ignroe\"\n").unwrap_err();
         assert!(e.starts_with("2: "), "{e}");
         assert!(e.contains("`fail`") && e.contains("`ignore`"), "{e}");
+    }
+
+    #[test]
+    fn gate_metrics_are_checked_where_they_are_written() {
+        let ok = Config::parse(
+            "[gate]\nthresholds = { bw_avg_gbps = 0.03 }\n[[gate.rule]]\nmetric = \"lat_p99_us\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok.gate.thresholds[&crate::metric::Metric::BwAvgGbps], 0.03);
+        let e = Config::parse("[gate]\nthresholds = { bw_avg = 0.03 }\n").unwrap_err();
+        assert!(e.contains("bw_avg_gbps"), "{e}");
+        let e = Config::parse("[[gate.rule]]\nmetric = \"p99\"\n").unwrap_err();
+        assert!(e.contains("lat_p99_us"), "{e}");
     }
 }

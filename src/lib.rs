@@ -18,6 +18,7 @@ pub mod export;
 pub mod format;
 pub mod gate;
 pub mod ingest;
+pub mod metric;
 pub mod model;
 pub mod normalize;
 pub mod pipeline;

@@ -273,7 +273,7 @@ fn bad_input_exits_2_with_choices() {
     let e = err(linkperf(&store, &["compare", "--baseline", "nope"]));
     assert!(e.contains("Choose from: kunpeng920, s5000c-b850"), "{e}");
     let e = err(linkperf(&store, &["compare", "--metric", "speed"]));
-    assert!(e.contains("Choose from: bw_avg_gbps"), "{e}");
+    assert!(e.contains("possible values: bw_avg_gbps"), "{e}");
     let e = err(linkperf(&store, &["compare", "--where", "nic=none"]));
     assert!(e.contains("selection is empty"), "{e}");
     let bad = tmp.path().join("bad.toml");

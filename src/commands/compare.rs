@@ -6,7 +6,7 @@ use crate::compare::{self, Comparison, Verdict};
 use crate::config::Config;
 use crate::exit::ExitStatus;
 use crate::format;
-use crate::normalize::{aggregate, platform::PLATFORM_KEYS, points};
+use crate::normalize::{aggregate, platform::PLATFORM_KEYS};
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::Path;
@@ -24,10 +24,8 @@ const BY_KEYS: &[&str] = &[
 ];
 
 pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<ExitStatus> {
-    if let Some(m) = &args.metric {
-        points::direction(m)?;
-    }
-    let metrics: Vec<&str> = args.metric.as_deref().into_iter().collect();
+    let metric = args.metric.map(|m| m.as_str());
+    let metrics: Vec<&str> = metric.into_iter().collect();
     let selection =
         crate::selection::load_rows(store_dir, config, &args.selection.filters, &metrics)?;
     let selected = &selection.runs;
@@ -62,7 +60,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &CompareArgs) -> Result<Exit
             args.selection.filters
         );
     }
-    let aggs = aggregate::aggregate_rows(selected, &selection.rows, by, args.metric.as_deref())?;
+    let aggs = aggregate::aggregate_rows(selected, &selection.rows, by, metric)?;
     if aggs.is_empty() {
         bail!("the selection has no comparable measurement points");
     }

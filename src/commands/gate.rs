@@ -9,7 +9,6 @@ use crate::config::Config;
 use crate::exit::ExitStatus;
 use crate::format;
 use crate::gate::{self, evaluate, GateResult, Outcome};
-use crate::normalize::points;
 use crate::selection::Selection;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
@@ -20,13 +19,11 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 }
 
 pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitStatus> {
-    for m in &args.metrics {
-        points::direction(m)?;
-    }
+    let metric_names: Vec<String> = args.metrics.iter().map(|m| m.to_string()).collect();
     let pair_by = gate::pair_by(&args.pairing.pair_by, gate::PAIR_KEYS)?;
     let side = |path: Option<&Path>, own: &[String], what: &str| -> Result<Selection> {
         let filters: Vec<String> = args.selection.filters.iter().chain(own).cloned().collect();
-        let metrics: Vec<&str> = args.metrics.iter().map(String::as_str).collect();
+        let metrics: Vec<&str> = args.metrics.iter().map(|m| m.as_str()).collect();
         let runs = crate::selection::load_source(path, store_dir, config, &filters, &metrics)
             .with_context(|| format!("cannot read the {what}"))?;
         if runs.rows.height() == 0 {
@@ -36,7 +33,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &GateArgs) -> Result<ExitSta
     };
     let baseline = side(args.baseline.as_deref(), &args.baseline_where, "baseline")?;
     let current = side(args.current.as_deref(), &args.current_where, "current")?;
-    let points = evaluate(&baseline, &current, &args.metrics, &pair_by, &config.gate)?;
+    let points = evaluate(&baseline, &current, &metric_names, &pair_by, &config.gate)?;
     if points.is_empty() {
         bail!("no comparable points in the baseline and current selections");
     }

@@ -7,7 +7,6 @@ use crate::cli::HistoryArgs;
 use crate::config::Config;
 use crate::exit::ExitStatus;
 use crate::format;
-use crate::normalize::points;
 use crate::trend::{self, Series, Step};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -23,9 +22,6 @@ struct Judged<'a> {
 }
 
 pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<ExitStatus> {
-    if let Some(m) = &args.metric {
-        points::direction(m)?;
-    }
     let pair_by = crate::gate::pair_by(&args.pairing.pair_by, trend::PAIR_KEYS)?;
     let selected = crate::selection::load(store_dir, config, &args.selection.filters)?;
     if selected.is_empty() {
@@ -38,7 +34,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &HistoryArgs) -> Result<Exit
         &selected,
         &trend::Options {
             order_by: &args.order_by,
-            metric: args.metric.as_deref(),
+            metric: args.metric.map(|m| m.as_str()),
             pair_by: &pair_by,
             min_change: args.min_change,
         },

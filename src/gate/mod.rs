@@ -8,6 +8,7 @@
 //! says so. A bandwidth floor (share of line rate) fails a point on its own.
 
 use crate::config::GateConfig;
+use crate::metric::Metric;
 use crate::model::Run;
 use crate::normalize::platform::Platform;
 use crate::normalize::points::Direction;
@@ -89,23 +90,18 @@ pub fn pair_by(keys: &[PairKey], allowed: &[&str]) -> anyhow::Result<Vec<&'stati
     Ok(keys)
 }
 
-/// Default relative thresholds: 5 % for bandwidth and message rate, 10 % for typical and
-/// average latency, 20 % for tail latency.
+/// Default relative threshold of a metric ([`Metric::default_threshold`]).
 pub fn default_threshold(metric: &str) -> f64 {
-    match metric {
-        m if m.starts_with("bw_") || m == "msg_rate_mpps" || m == "tps" => 0.05,
-        "lat_p99_us" | "lat_p999_us" | "lat_max_us" => 0.20,
-        _ => 0.10,
-    }
+    Metric::parse(metric).map_or(0.10, Metric::default_threshold)
 }
 
 /// The rule for a metric at a point: the last matching `[[gate.rule]]`, else `[gate.thresholds]`,
 /// else the default.
 pub fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>) -> Rule {
     let mut rule = Rule {
-        threshold: config
-            .thresholds
-            .get(metric)
+        threshold: Metric::parse(metric)
+            .ok()
+            .and_then(|m| config.thresholds.get(&m))
             .copied()
             .unwrap_or_else(|| default_threshold(metric)),
         floor_line_rate: None,
@@ -113,7 +109,7 @@ pub fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>
     };
     for r in &config.rules {
         let applies = r.test.as_deref().is_none_or(|t| t == test)
-            && r.metric.as_deref().is_none_or(|m| m == metric)
+            && r.metric.is_none_or(|m| m.as_str() == metric)
             && r.min_size.is_none_or(|min| size.is_some_and(|s| s >= min))
             && r.max_size.is_none_or(|max| size.is_some_and(|s| s <= max));
         if applies {

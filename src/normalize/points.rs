@@ -10,49 +10,28 @@
 
 use super::platform::Platform;
 use crate::model::Run;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use polars::prelude::*;
 use serde::Serialize;
 
-/// Metrics `--metric` accepts, with their direction.
-pub const METRICS: &[(&str, Direction)] = &[
-    ("bw_avg_gbps", Direction::HigherIsBetter),
-    ("bw_peak_gbps", Direction::HigherIsBetter),
-    ("msg_rate_mpps", Direction::HigherIsBetter),
-    ("tps", Direction::HigherIsBetter),
-    ("lat_typical_us", Direction::LowerIsBetter),
-    ("lat_avg_us", Direction::LowerIsBetter),
-    ("lat_min_us", Direction::LowerIsBetter),
-    ("lat_max_us", Direction::LowerIsBetter),
-    ("lat_p99_us", Direction::LowerIsBetter),
-    ("lat_p999_us", Direction::LowerIsBetter),
-    ("lat_stdev_us", Direction::LowerIsBetter),
-    ("retransmits", Direction::LowerIsBetter),
-    ("jitter_ms", Direction::LowerIsBetter),
-    ("loss_pct", Direction::LowerIsBetter),
-];
+pub use crate::metric::Direction;
+use crate::metric::Metric;
 
-/// Whether a larger value of a metric is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    HigherIsBetter,
-    LowerIsBetter,
-}
+/// Metrics `--metric` accepts, with their direction, in [`Metric::ALL`] order (the order
+/// [`values`] numbers them in).
+pub const METRICS: [(&str, Direction); 14] = {
+    let mut out = [("", Direction::HigherIsBetter); 14];
+    let mut i = 0;
+    while i < Metric::ALL.len() {
+        out[i] = (Metric::ALL[i].as_str(), Metric::ALL[i].direction());
+        i += 1;
+    }
+    out
+};
 
 /// The direction of a metric, or an error listing the valid metrics.
 pub fn direction(metric: &str) -> Result<Direction> {
-    match METRICS.iter().find(|(m, _)| *m == metric) {
-        Some((_, d)) => Ok(*d),
-        None => bail!(
-            "unknown metric {metric:?}. Choose from: {}",
-            METRICS
-                .iter()
-                .map(|(m, _)| *m)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    Ok(Metric::parse(metric)?.direction())
 }
 
 /// The pairing key of a point.
