@@ -6,6 +6,47 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The tool families linkperf reads. A run's `tool` column holds [`Tool::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tool {
+    /// `ib_write_bw`, `ib_send_lat`, `raw_ethernet_bw`, … and their `--out_json` files.
+    Perftest,
+    Iperf2,
+    Iperf3,
+    Qperf,
+    Ibping,
+    /// Device listings: `ibv_devinfo`, `ibv_devices`, `ibstat`, `rdma link`.
+    DevInfo,
+    /// The native runner's log (`linkperf bench`).
+    LinkperfVerbs,
+}
+
+impl Tool {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Tool::Perftest => "perftest",
+            Tool::Iperf2 => "iperf2",
+            Tool::Iperf3 => "iperf3",
+            Tool::Qperf => "qperf",
+            Tool::Ibping => "ibping",
+            Tool::DevInfo => "devinfo",
+            Tool::LinkperfVerbs => "linkperf-verbs",
+        }
+    }
+}
+
+impl PartialEq<Tool> for String {
+    fn eq(&self, tool: &Tool) -> bool {
+        self == tool.as_str()
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Which side of a two-host test produced the output.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]

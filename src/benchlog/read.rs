@@ -12,7 +12,7 @@ use super::HEADER;
 
 crate::ingest::adapter::declare_parser!(
     BenchLog,
-    "linkperf-verbs",
+    LinkperfVerbs,
     fn exclusive(&self) -> bool {
         true
     }
@@ -90,7 +90,7 @@ fn parse_test(
         },
         facts: t.facts,
         measurements: t.rows,
-        ..RunDraft::new("linkperf-verbs", start..end)
+        ..RunDraft::new(crate::model::Tool::LinkperfVerbs, start..end)
     }
 }
 

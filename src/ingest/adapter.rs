@@ -5,7 +5,7 @@
 use super::draft::RunDraft;
 use super::{command, devinfo, ibping, iperf2, iperf3, perftest, qperf, Problem};
 use crate::benchlog::read as bench_log;
-use crate::model::{CommandLine, Run};
+use crate::model::{CommandLine, Run, Tool};
 use std::ops::Range;
 
 /// One command block of a file, as a parser sees it.
@@ -26,7 +26,7 @@ pub struct Block<'a> {
 /// A reader of one tool's output.
 pub trait Parser: Sync {
     /// The tool family, as [`command::tool_family`] names a program of it.
-    fn family(&self) -> &'static str;
+    fn family(&self) -> Tool;
     /// Whether a block no known command names holds this tool's output.
     fn detect(&self, text: &[&str]) -> bool;
     /// Reads a block into run drafts; what it cannot read goes to `problems` with its line.
@@ -50,13 +50,13 @@ pub trait Parser: Sync {
 /// `parse_block` are that module's functions of the same names; the other trait methods may be
 /// given after the family.
 macro_rules! declare_parser {
-    ($name:ident, $family:literal $(, $($method:tt)*)?) => {
-        #[doc = concat!("The ", $family, " adapter.")]
+    ($name:ident, $family:ident $(, $($method:tt)*)?) => {
+        #[doc = concat!("The ", stringify!($family), " adapter.")]
         pub struct $name;
 
         impl $crate::ingest::adapter::Parser for $name {
-            fn family(&self) -> &'static str {
-                $family
+            fn family(&self) -> $crate::model::Tool {
+                $crate::model::Tool::$family
             }
             fn detect(&self, text: &[&str]) -> bool {
                 detect(text)
@@ -86,7 +86,7 @@ pub const PARSERS: &[&dyn Parser] = &[
 ];
 
 /// The parser of a tool family.
-pub fn parser(family: &str) -> Option<&'static dyn Parser> {
+pub fn parser(family: Tool) -> Option<&'static dyn Parser> {
     PARSERS.iter().copied().find(|p| p.family() == family)
 }
 

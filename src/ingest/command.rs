@@ -2,11 +2,11 @@
 //! `stdbuf -oL`, `timeout 60`, `env A=B`), the benchmark program, its flags under canonical names,
 //! the peer address and any pipe (`| grep SUM`).
 
-use crate::model::CommandLine;
+use crate::model::{CommandLine, Tool};
 use std::collections::BTreeMap;
 
 /// Programs linkperf knows how to read, by family.
-pub fn tool_family(program: &str) -> Option<&'static str> {
+pub fn tool_family(program: &str) -> Option<Tool> {
     Some(match program {
         "ib_send_bw"
         | "ib_read_bw"
@@ -19,26 +19,25 @@ pub fn tool_family(program: &str) -> Option<&'static str> {
         | "raw_ethernet_bw"
         | "raw_ethernet_lat"
         | "raw_ethernet_burst_lat"
-        | "raw_ethernet_fs_rate" => "perftest",
-        "iperf" => "iperf2",
-        "iperf3" => "iperf3",
-        "qperf" => "qperf",
-        "ibping" => "ibping",
-        "ibv_devinfo" | "ibv_devices" | "ibstat" | "rdma" => "devinfo",
+        | "raw_ethernet_fs_rate" => Tool::Perftest,
+        "iperf" => Tool::Iperf2,
+        "iperf3" => Tool::Iperf3,
+        "qperf" => Tool::Qperf,
+        "ibping" => Tool::Ibping,
+        "ibv_devinfo" | "ibv_devices" | "ibstat" | "rdma" => Tool::DevInfo,
         _ => return None,
     })
 }
 
 /// True for `--version` / `--help` invocations, which print no results. The switches differ
 /// per tool: `-v` is iperf's version but qperf's verbose.
-pub fn asks_version_or_help(family: &str, c: &CommandLine) -> bool {
+pub fn asks_version_or_help(family: Tool, c: &CommandLine) -> bool {
     let has = |f: &str| c.flags.contains_key(f);
     match family {
-        "perftest" => has("version") || has("help"),
-        "iperf2" | "iperf3" => has("-v") || has("--version") || has("-h") || has("--help"),
-        "qperf" => has("-V") || has("--version") || has("-h") || has("--help"),
-        "ibping" => has("-V") || has("--version") || has("-h") || has("--help"),
-        _ => false,
+        Tool::Perftest => has("version") || has("help"),
+        Tool::Iperf2 | Tool::Iperf3 => has("-v") || has("--version") || has("-h") || has("--help"),
+        Tool::Qperf | Tool::Ibping => has("-V") || has("--version") || has("-h") || has("--help"),
+        Tool::DevInfo | Tool::LinkperfVerbs => false,
     }
 }
 
@@ -137,9 +136,9 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
         .unwrap_or_default();
     let args = ws.get(i + 1..).unwrap_or(&[]);
     let (flags, peer) = match tool_family(&program) {
-        Some("perftest") => perftest_args(args),
-        Some("qperf") => qperf_args(args),
-        Some("iperf2" | "iperf3") => {
+        Some(Tool::Perftest) => perftest_args(args),
+        Some(Tool::Qperf) => qperf_args(args),
+        Some(Tool::Iperf2 | Tool::Iperf3) => {
             let (flags, _) = generic_args(args);
             let peer = flags
                 .get("-c")

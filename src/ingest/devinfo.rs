@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 crate::ingest::adapter::declare_parser!(
     DevInfo,
-    "devinfo",
+    DevInfo,
     fn reports_empty(&self) -> bool {
         false
     }
@@ -259,7 +259,7 @@ pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft>
                 keep: true,
                 start: first,
                 end: range.end,
-                tool: "devinfo".into(),
+                tool: crate::model::Tool::DevInfo,
                 test: Some(test.into()),
                 test_hint: None,
                 kind_hint: None,

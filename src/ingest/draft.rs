@@ -2,7 +2,7 @@
 //! identity (a content hash of its lines), command, host, and the columns derived from facts.
 
 use super::adapter::Parser;
-use crate::model::{CommandLine, Measurement, Role, Run, RunStatus};
+use crate::model::{CommandLine, Measurement, Role, Run, RunStatus, Tool};
 use std::collections::BTreeMap;
 
 /// A stable 128-bit content hash (two FNV-1a 64 lanes with different offsets) used as the run
@@ -52,7 +52,7 @@ pub struct RunDraft {
     /// 0-based line range of the run's output in the file.
     pub start: usize,
     pub end: usize,
-    pub tool: String,
+    pub tool: Tool,
     /// Test name as the output says (banner title).
     pub test: Option<String>,
     /// Test name guessed from the file name, for banner-less captures.
@@ -70,12 +70,12 @@ pub struct RunDraft {
 impl RunDraft {
     /// A kept draft of `tool` over `lines` with nothing found yet: parsers fill in the rest
     /// with struct-update syntax.
-    pub fn new(tool: &str, lines: std::ops::Range<usize>) -> RunDraft {
+    pub fn new(tool: Tool, lines: std::ops::Range<usize>) -> RunDraft {
         RunDraft {
             keep: true,
             start: lines.start,
             end: lines.end,
-            tool: tool.to_string(),
+            tool,
             test: None,
             test_hint: None,
             kind_hint: None,
@@ -129,7 +129,8 @@ pub fn finish_run(
     let command_test = command
         .as_ref()
         .filter(|c| {
-            draft.tool == "perftest" && super::command::tool_family(&c.program) == Some("perftest")
+            draft.tool == Tool::Perftest
+                && super::command::tool_family(&c.program) == Some(Tool::Perftest)
         })
         .map(|c| c.program.clone());
     let test = command_test
@@ -146,7 +147,7 @@ pub fn finish_run(
         run_id,
         source: source.to_string(),
         line,
-        tool: draft.tool,
+        tool: draft.tool.as_str().to_string(),
         test,
         role: draft.role,
         status: draft.status,

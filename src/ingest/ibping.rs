@@ -27,7 +27,7 @@ static RTT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("rtt regex")
 });
 
-crate::ingest::adapter::declare_parser!(Ibping, "ibping");
+crate::ingest::adapter::declare_parser!(Ibping, Ibping);
 
 /// Does a block without a command look like ibping output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -135,7 +135,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         notes,
         error: (!errors.is_empty()).then(|| errors.join("\n")),
         measurements: rows,
-        ..RunDraft::new("ibping", range)
+        ..RunDraft::new(crate::model::Tool::Ibping, range)
     }]
 }
 

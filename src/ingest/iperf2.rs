@@ -21,7 +21,7 @@ use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
-crate::ingest::adapter::declare_parser!(Iperf2, "iperf2");
+crate::ingest::adapter::declare_parser!(Iperf2, Iperf2);
 
 /// Does a block without a command look like iperf 2 output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -455,7 +455,7 @@ impl Reader<'_, '_> {
                 } else {
                     s.end.max(s.start + 1)
                 },
-                tool: "iperf2".into(),
+                tool: crate::model::Tool::Iperf2,
                 test: Some(if self.udp { "iperf2_udp" } else { "iperf2_tcp" }.into()),
                 test_hint: None,
                 kind_hint: None,

@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-crate::ingest::adapter::declare_parser!(Iperf3, "iperf3");
+crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
 
 /// Does a block without a command look like iperf3 output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -194,7 +194,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         notes,
         error: (!errors.is_empty()).then(|| errors.join("\n")),
         measurements: rows,
-        ..RunDraft::new("iperf3", range)
+        ..RunDraft::new(crate::model::Tool::Iperf3, range)
     }]
 }
 
@@ -284,7 +284,7 @@ fn parse_json(
         notes,
         error,
         measurements: rows,
-        ..RunDraft::new("iperf3", range)
+        ..RunDraft::new(crate::model::Tool::Iperf3, range)
     }]
 }
 

@@ -197,12 +197,12 @@ fn read_block(source: &str, lines: &[&str], block: &transcript::Block, result: &
 fn attach_qperf_conf(runs: &mut [Run]) {
     let conf: BTreeMap<String, String> = runs
         .iter()
-        .filter(|r| r.tool == "qperf" && r.test == "conf")
+        .filter(|r| r.tool == crate::model::Tool::Qperf && r.test == "conf")
         .flat_map(|r| r.facts.clone())
         .collect();
     for run in runs
         .iter_mut()
-        .filter(|r| r.tool == "qperf" && r.test != "conf")
+        .filter(|r| r.tool == crate::model::Tool::Qperf && r.test != "conf")
     {
         for (k, v) in &conf {
             run.facts
@@ -218,7 +218,10 @@ fn attach_device_facts(runs: &mut [Run]) {
     // One merged listing per (host, device): the first listing of a key wins, as a transcript
     // that lists a device twice describes it first as the runs found it.
     let mut devices: HashMap<(Option<String>, String), BTreeMap<String, String>> = HashMap::new();
-    for r in runs.iter().filter(|r| r.tool == "devinfo") {
+    for r in runs
+        .iter()
+        .filter(|r| r.tool == crate::model::Tool::DevInfo)
+    {
         let Some(device) = r.device.clone() else {
             continue;
         };
@@ -230,7 +233,10 @@ fn attach_device_facts(runs: &mut [Run]) {
     if devices.is_empty() {
         return;
     }
-    for run in runs.iter_mut().filter(|r| r.tool != "devinfo") {
+    for run in runs
+        .iter_mut()
+        .filter(|r| r.tool != crate::model::Tool::DevInfo)
+    {
         let Some(device) = run.device.clone() else {
             continue;
         };

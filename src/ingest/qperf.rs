@@ -40,7 +40,7 @@ fn key_value(line: &str) -> Option<regex::Captures<'_>> {
     KEY_VALUE.captures(line)
 }
 
-crate::ingest::adapter::declare_parser!(Qperf, "qperf");
+crate::ingest::adapter::declare_parser!(Qperf, Qperf);
 
 /// Does a block without a command look like qperf output?
 pub fn detect(lines: &[&str]) -> bool {
@@ -148,7 +148,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             facts,
             error: error_text(&own_errors).filter(|_| rows.is_empty()),
             measurements: rows,
-            ..RunDraft::new("qperf", first..range.end)
+            ..RunDraft::new(crate::model::Tool::Qperf, first..range.end)
         });
     }
     if out.is_empty() && (block.command.is_some() || !errors.is_empty()) {
@@ -167,7 +167,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
                 RunStatus::Failed
             },
             error: error_text(&errors),
-            ..RunDraft::new("qperf", range)
+            ..RunDraft::new(crate::model::Tool::Qperf, range)
         });
     }
     out

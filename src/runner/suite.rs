@@ -249,7 +249,7 @@ impl Suite {
 
 fn is_known_tool(tool: &str) -> bool {
     matches!(tool, "iperf" | "iperf3" | "qperf" | "linkperf-verbs")
-        || crate::ingest::command::tool_family(tool) == Some("perftest")
+        || crate::ingest::command::tool_family(tool) == Some(crate::model::Tool::Perftest)
 }
 
 /// One side's command: program and arguments, before wrappers and ssh.
@@ -370,7 +370,7 @@ pub fn plan_repeat(
     let name = test.name.clone().unwrap_or_else(|| test.tool.clone());
     let sizes: Vec<Option<u64>> = match &test.sizes {
         // The native runner sweeps a size list within one session.
-        Some(Sizes::List(list)) if test.tool != "linkperf-verbs" => {
+        Some(Sizes::List(list)) if test.tool != crate::model::Tool::LinkperfVerbs => {
             list.iter().map(|s| Some(*s)).collect()
         }
         _ => vec![None],
@@ -387,7 +387,7 @@ pub fn plan_repeat(
                         s("-p"),
                         port.to_string(),
                     ];
-                    if test.tool == "iperf3" {
+                    if test.tool == crate::model::Tool::Iperf3 {
                         srv.push(s("-1"));
                     }
                     let mut cli = vec![

@@ -301,7 +301,7 @@ pub(super) fn finish(
         keep,
         start: d.start,
         end: d.end.max(d.start + 1),
-        tool: "perftest".into(),
+        tool: crate::model::Tool::Perftest,
         test,
         test_hint: test_from_file_name(source),
         kind_hint: kind_from_header,

@@ -162,7 +162,7 @@ pub fn parse(source: &str, lines: &[&str]) -> Result<RunDraft, Problem> {
         keep: true,
         start: 0,
         end: lines.len(),
-        tool: "perftest".into(),
+        tool: crate::model::Tool::Perftest,
         test: parsed_title
             .as_ref()
             .map(|t| format!("ib_{}_{}", t.verb, t.kind)),

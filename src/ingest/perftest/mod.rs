@@ -20,7 +20,7 @@ use crate::model::Role;
 
 crate::ingest::adapter::declare_parser!(
     Perftest,
-    "perftest",
+    Perftest,
     fn finish(&self, run: &mut crate::model::Run) {
         apply_command(run);
     }
@@ -38,7 +38,7 @@ pub fn apply_command(run: &mut crate::model::Run) {
     let Some(cmd) = run.command.as_ref() else {
         return;
     };
-    if super::command::tool_family(&cmd.program) != Some("perftest") {
+    if super::command::tool_family(&cmd.program) != Some(crate::model::Tool::Perftest) {
         return;
     }
     if !run.facts.contains_key("waiting_for_client") {

@@ -38,7 +38,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
     let by = opts.by;
     let tests: BTreeSet<(String, String)> = selected
         .iter()
-        .filter(|(r, _)| r.tool != "devinfo" && !r.measurements.is_empty())
+        .filter(|(r, _)| r.tool != crate::model::Tool::DevInfo && !r.measurements.is_empty())
         .map(|(r, _)| (r.tool.clone(), r.test.clone()))
         .collect();
     let comparison = comparison::compare(selected, config, opts)?;

@@ -139,7 +139,7 @@ pub(super) fn iperf_section(
 pub(super) fn ibping_section(selected: &[(Run, Platform)]) -> Result<Option<Section>> {
     let samples: Vec<(f64, String)> = selected
         .iter()
-        .filter(|(r, _)| r.tool == "ibping")
+        .filter(|(r, _)| r.tool == crate::model::Tool::Ibping)
         .flat_map(|(r, _)| {
             r.measurements
                 .iter()
