@@ -5,7 +5,6 @@
 use super::lines::{self, Column};
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
-use crate::units::BwUnit;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
@@ -162,9 +161,10 @@ pub(super) fn measurement(
     for (col, text) in cols.iter().zip(&row.values) {
         let f = text.parse::<f64>().ok().filter(|v| v.is_finite());
         let int = || text.parse::<u64>().ok();
-        let bw = |u: &str| -> Result<Option<f64>, String> {
-            let unit = BwUnit::from_perftest_label(u)
-                .ok_or_else(|| format!("unknown perftest bandwidth unit {u:?}"))?;
+        let bw = |b: &lines::BwLabel| -> Result<Option<f64>, String> {
+            let unit = b
+                .unit
+                .ok_or_else(|| format!("unknown perftest bandwidth unit {:?}", b.label))?;
             Ok(f.map(|v| unit.to_gbps(v)))
         };
         match col {
@@ -172,11 +172,11 @@ pub(super) fn measurement(
             Column::Iterations => m.iterations = int(),
             Column::Sl => m.sl = int().map(|v| v as u32),
             Column::BwPeak(u) => {
-                unit = u;
+                unit = &u.label;
                 m.bw_peak_gbps = bw(u)?;
             }
             Column::BwAvg(u) => {
-                unit = u;
+                unit = &u.label;
                 m.bw_avg_gbps = bw(u)?;
             }
             Column::MsgRate => m.msg_rate_mpps = f,

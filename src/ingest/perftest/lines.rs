@@ -3,6 +3,7 @@
 //! copies from web pages collapse perftest's column padding and TABs to single spaces.
 
 use crate::ingest::common::snake_key;
+use crate::units::BwUnit;
 use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_while1};
 use nom::character::complete::{char, digit1, space0};
@@ -199,18 +200,41 @@ pub fn gid(line: &str) -> Option<String> {
     Some(rest.trim().to_string())
 }
 
+/// A bandwidth column's unit: the label perftest printed, resolved once when the header is
+/// read (`None` for a label perftest does not print, which makes each row a problem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwLabel {
+    pub label: String,
+    pub unit: Option<BwUnit>,
+}
+
+impl From<String> for BwLabel {
+    fn from(label: String) -> BwLabel {
+        BwLabel {
+            unit: BwUnit::from_perftest_label(&label),
+            label,
+        }
+    }
+}
+
+impl From<&str> for BwLabel {
+    fn from(label: &str) -> BwLabel {
+        BwLabel::from(label.to_string())
+    }
+}
+
 /// One column of a result table header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Column {
     Bytes,
     Iterations,
     Sl,
-    BwPeak(String),
-    BwAvg(String),
+    BwPeak(BwLabel),
+    BwAvg(BwLabel),
     MsgRate,
-    BwPort1(String),
+    BwPort1(BwLabel),
     MsgRatePort1,
-    BwPort2(String),
+    BwPort2(BwLabel),
     MsgRatePort2,
     CpuUtil,
     TMin,
@@ -247,7 +271,7 @@ fn unit_until_bracket(text: &str) -> Option<(String, &str)> {
 enum Make {
     Fixed(Column),
     /// Words that end in `[`, then a unit up to `]`.
-    WithUnit(fn(String) -> Column),
+    WithUnit(fn(BwLabel) -> Column),
 }
 
 /// Header columns, in the order they are tried at one position: the first that matches wins
@@ -288,7 +312,7 @@ fn column_at(text: &str) -> Option<(Column, &str)> {
             Make::Fixed(col) => Some((col.clone(), rest)),
             Make::WithUnit(col) => {
                 let (unit, rest) = unit_until_bracket(rest)?;
-                Some((col(unit), rest))
+                Some((col(BwLabel::from(unit)), rest))
             }
         }
     })

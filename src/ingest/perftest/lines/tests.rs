@@ -39,13 +39,13 @@ fn header_by_regex(line: &str) -> Option<Vec<Column>> {
         let unit = |name: &str| c.name(name).map(|m| m.as_str().to_string());
         let squashed = c[0].split_whitespace().collect::<Vec<_>>().join(" ");
         cols.push(if let Some(u) = unit("peak") {
-            Column::BwPeak(u)
+            Column::BwPeak(u.into())
         } else if let Some(u) = unit("avg") {
-            Column::BwAvg(u)
+            Column::BwAvg(u.into())
         } else if let Some(u) = unit("p1") {
-            Column::BwPort1(u)
+            Column::BwPort1(u.into())
         } else if let Some(u) = unit("p2") {
-            Column::BwPort2(u)
+            Column::BwPort2(u.into())
         } else {
             match squashed.as_str() {
                 "#bytes" => Column::Bytes,
