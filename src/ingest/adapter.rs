@@ -23,6 +23,20 @@ pub struct Block<'a> {
     pub named: bool,
 }
 
+impl<'a> Block<'a> {
+    /// (source, lines, range, command), for parsers written over the four.
+    pub fn parts(
+        &self,
+    ) -> (
+        &'a str,
+        &'a [&'a str],
+        Range<usize>,
+        Option<&'a CommandLine>,
+    ) {
+        (self.source, self.lines, self.range.clone(), self.command)
+    }
+}
+
 /// A reader of one tool's output.
 pub trait Parser: Sync {
     /// The tool family, as [`command::tool_family`] names a program of it.

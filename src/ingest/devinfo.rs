@@ -176,12 +176,7 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
 
 /// Parses one block of device information into one draft per device.
 pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-    let (source, all, range, command) = (
-        block.source,
-        block.lines,
-        block.range.clone(),
-        block.command,
-    );
+    let (source, all, range, command) = block.parts();
     let program = command.map(|c| c.program.as_str());
     let text = &all[range.clone()];
     let mut devices = Devices::new();

@@ -41,12 +41,7 @@ const FASTEST_PLAUSIBLE_MS: f64 = 0.05;
 
 /// Parses one block of ibping output.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-    let (source, all, range, command) = (
-        block.source,
-        block.lines,
-        block.range.clone(),
-        block.command,
-    );
+    let (source, all, range, command) = block.parts();
     let mut rows = Vec::new();
     let mut summary = Measurement::default();
     let mut has_summary = false;

@@ -123,12 +123,7 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
 
 /// Parses one block of iperf3 output (text or JSON).
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
-    let (source, all, range, command) = (
-        block.source,
-        block.lines,
-        block.range.clone(),
-        block.command,
-    );
+    let (source, all, range, command) = block.parts();
     if let Some(json_start) = range.clone().find(|&i| all[i].trim() == "{") {
         return parse_json(source, all, range, json_start, command, problems);
     }
