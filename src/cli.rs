@@ -175,8 +175,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub interval: Option<f64>,
     /// Latency percentiles stored with each row, comma-separated.
-    #[arg(long, default_value = "50,90,99,99.9,99.99")]
-    pub percentiles: String,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = crate::stats::samples::parse_percentile,
+        default_value = "50,90,99,99.9,99.99"
+    )]
+    pub percentiles: Vec<f64>,
     /// Print a histogram of the latency samples of each size.
     #[arg(long)]
     pub histogram: bool,
@@ -388,8 +393,8 @@ pub struct RunArgs {
     /// Suite file (TOML; examples under suites/). Or use --tests with --server/--client.
     pub suite: Option<PathBuf>,
     /// Shortcut: comma-separated tools to run (iperf, iperf3, qperf, ib_write_bw, ...).
-    #[arg(long)]
-    pub tests: Option<String>,
+    #[arg(long, value_delimiter = ',')]
+    pub tests: Option<Vec<String>>,
     /// Shortcut: the server's address (local when it is this machine, else reached by ssh).
     #[arg(long, default_value = "127.0.0.1")]
     pub server: String,

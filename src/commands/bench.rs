@@ -65,7 +65,6 @@ pub fn run(_store: &std::path::Path, args: &BenchArgs) -> Result<ExitStatus> {
 
 #[cfg(feature = "verbs")]
 pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
-    use crate::stats::samples;
     use crate::store::Store;
     use crate::verbs::engine::{self, LocalSetup};
     use crate::verbs::record;
@@ -74,7 +73,7 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
     use std::time::Duration;
 
     let params = params_from(args)?;
-    let percentiles = samples::parse_percentiles(&args.percentiles).map_err(anyhow::Error::msg)?;
+    let percentiles = &args.percentiles;
     let labels = super::shared::parse_labels(&args.labels)?;
     let setup = LocalSetup {
         device: args.device.clone(),
@@ -131,7 +130,7 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
                        results: &[record::SizeResult]|
      -> Result<()> {
         let rendered =
-            crate::benchlog::write::render_test(test, results, &params, info, &percentiles);
+            crate::benchlog::write::render_test(test, results, &params, info, percentiles);
         let mut out = std::io::stdout().lock();
         if log_to_stdout {
             for l in &rendered.lines {

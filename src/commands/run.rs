@@ -19,7 +19,7 @@ fn is_local(addr: &str) -> bool {
 }
 
 /// The suite of the `--tests` shortcut.
-fn shortcut_suite(args: &RunArgs, tests: &str) -> Result<(Suite, String)> {
+fn shortcut_suite(args: &RunArgs, tests: &[String]) -> Result<(Suite, String)> {
     let host = |name: &str, addr: &str| {
         format!(
             "[[host]]\nname = \"{name}\"\naddress = \"{addr}\"\n{}",
@@ -35,7 +35,7 @@ fn shortcut_suite(args: &RunArgs, tests: &str) -> Result<(Suite, String)> {
         host("server", &args.server),
         host("client", &args.client)
     );
-    for t in tests.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+    for t in tests.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
         let extra = match t {
             "iperf" | "iperf3" => "duration = 3\n",
             "qperf" => "tests = [\"tcp_bw\", \"tcp_lat\"]\n",
