@@ -1,5 +1,5 @@
-//! Command-line interface (clap derive). Each verb's arguments live here; the work is in
-//! `commands/<verb>.rs`.
+//! Command-line interface (clap derive). Each command's arguments live here; the work is in
+//! `commands/<command>.rs`.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -59,7 +59,7 @@ pub enum Command {
     },
 }
 
-/// Which runs a read verb works on; flattened into every verb that reads the store.
+/// Which runs a read command works on; flattened into every command that reads the store.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Selection {
     /// Keep only runs where KEY=VALUE (repeatable, or comma-separated). Keys: run columns
@@ -85,7 +85,7 @@ pub struct PairBy {
     pub pair_by: Vec<crate::gate::PairKey>,
 }
 
-/// What a verb prints on standard output: text for people, JSON for scripts.
+/// What a command prints on standard output: text for people, JSON for scripts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum TextOrJson {
     #[default]

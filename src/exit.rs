@@ -1,4 +1,4 @@
-//! How a verb ended, mapped to the process exit code in one place. Every command returns one;
+//! How a command ended, mapped to the process exit code in one place. Every command returns one;
 //! `main` turns it into the exit code.
 
 use std::process::ExitCode;

@@ -1,5 +1,5 @@
 //! The public export schema: one flat row per measurement point, the columns users script
-//! against (documented in README.md), plus the `--where` filter shared by the read verbs.
+//! against (documented in README.md), plus the `--where` filter shared by the read commands.
 
 use crate::columns::{point_field, run_field, Field, Source, EXPORT_COLUMNS, RUN_COLUMNS};
 use crate::model::{Measurement, Run};

@@ -3,7 +3,7 @@
 //! the results in a Parquet store and exports them.
 //!
 //! Data flows in one direction: `ingest` (bytes → runs) → `store` (runs ↔ Parquet) →
-//! `normalize`/`compare`/`gate`/`report` (runs → views). `commands` wires the verbs of the CLI
+//! `normalize`/`compare`/`gate`/`report` (runs → views). `commands` wires the CLI commands
 //! to that flow; ARCHITECTURE.md draws the layers.
 
 pub mod benchlog;

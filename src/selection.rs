@@ -1,4 +1,4 @@
-//! What every read verb (and the report) starts with: open the store, resolve each run's
+//! What every read command (and the report) starts with: open the store, resolve each run's
 //! platform with the project file, and apply the `--where` filter; or read a baseline given as
 //! raw logs or an export file.
 

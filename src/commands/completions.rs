@@ -1,5 +1,5 @@
 //! `linkperf completions SHELL`: a completion script generated from the CLI definition itself,
-//! so it never drifts from the verbs and flags.
+//! so it never drifts from the commands and flags.
 
 use crate::cli::Cli;
 use crate::exit::ExitStatus;

@@ -1,5 +1,5 @@
-//! One module per CLI verb: each turns parsed arguments into calls on the library and prints.
-//! [`dispatch`] picks the verb; only the verbs that use the project file read it.
+//! One module per CLI command: each turns parsed arguments into calls on the library and prints.
+//! [`dispatch`] picks the command; only the commands that use the project file read it.
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
@@ -19,14 +19,14 @@ pub mod run;
 pub mod shared;
 pub mod store;
 
-/// Leaves `value` to the end of the process instead of freeing it. Called by a verb whose work is
+/// Leaves `value` to the end of the process instead of freeing it. Called by a command whose work is
 /// done: the process exits next, and handing a large selection back to the allocator piece by
 /// piece (100,000 runs, millions of provenance strings) takes longer than the query did.
 pub(crate) fn free_at_exit<T>(value: T) {
     std::mem::forget(value);
 }
 
-/// Runs the parsed command line. `linkperf.toml` is read only by the verbs that use it, so a
+/// Runs the parsed command line. `linkperf.toml` is read only by the commands that use it, so a
 /// broken project file does not block `import`, `devices`, `bench`, `store` or `completions`.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     let store = cli.store.as_path();

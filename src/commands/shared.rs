@@ -1,5 +1,5 @@
-//! Helpers more than one verb uses: label arguments, atomic output files, and the message of
-//! verbs left out of this build.
+//! Helpers more than one command uses: label arguments, atomic output files, and the message of
+//! commands left out of this build.
 
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -30,10 +30,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// The error of verbs that need the `verbs` build feature when it is off.
-pub fn not_built(verb: &str) -> anyhow::Error {
+/// The error of commands that need the `verbs` build feature when it is off.
+pub fn not_built(command: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "`linkperf {verb}` needs the native verbs runner, and this linkperf was built without it: \
+        "`linkperf {command}` needs the native verbs runner, and this linkperf was built without it: \
          rebuild with `cargo build --release --features verbs` \
          (needs libibverbs-dev, librdmacm-dev, libclang-dev and pkg-config)"
     )

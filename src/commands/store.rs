@@ -1,4 +1,4 @@
-//! `linkperf store info|compact|migrate`: the store's housekeeping verbs.
+//! `linkperf store info|compact|migrate`: the store's housekeeping commands.
 
 use crate::cli::StoreCommand;
 use crate::exit::ExitStatus;

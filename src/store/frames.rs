@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// directory per import under `batches/` and had no `run_seq` or `label:*` columns.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// Run columns that only displays need (the command line, notes and error): verbs that compute
+/// Run columns that only displays need (the command line, notes and error): commands that compute
 /// over many runs (compare, gate) leave them unread, and the runs come back without them.
 pub const DETAIL_COLUMNS: &[&str] = &[
     "command", "program", "wrappers", "flags", "peer", "pipe", "notes", "error",

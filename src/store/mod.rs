@@ -255,7 +255,7 @@ pub struct Selected<K, T> {
     pub kept: T,
 }
 
-/// The order every read verb sees: by source, line, then run id.
+/// The order every read command sees: by source, line, then run id.
 pub fn sort_runs(runs: &mut [Run]) {
     runs.sort_by(|a, b| (&a.source, a.line, &a.run_id).cmp(&(&b.source, b.line, &b.run_id)));
 }

@@ -141,7 +141,7 @@ impl Snapshot {
     }
 
     /// Only `columns` (and `run_seq`) of the measurements of the runs `seqs` (sorted): what a
-    /// verb that computes over points needs, without building a [`crate::model::Measurement`]
+    /// command that computes over points needs, without building a [`crate::model::Measurement`]
     /// per row. Rows of one run stay together and in file order.
     pub fn read_rows(&self, seqs: &[u64], columns: &[&str]) -> Result<DataFrame> {
         let mut wanted = vec![col(RUN_SEQ)];
