@@ -77,6 +77,8 @@ pub struct Imported {
     pub failed: Vec<String>,
     pub problems: Vec<Problem>,
     pub unreadable_blocks: usize,
+    /// Each file that yielded no run, and why.
+    pub nothing: Vec<(String, ingest::Nothing)>,
     /// `None` under `--dry-run`, or under `--strict` when a problem kept everything out.
     pub stored: Option<AddOutcome>,
 }
@@ -105,6 +107,8 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         }
         out.count(&runs);
         out.problems.extend(result.problems);
+        out.nothing
+            .extend(result.nothing.map(|why| (source.clone(), why)));
         out.unreadable_blocks += result.unreadable_blocks;
         match tx.as_mut() {
             Some(tx) => tx.add(runs)?,

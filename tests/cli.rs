@@ -251,6 +251,45 @@ fn gb18030_and_crlf_copies_import_like_the_originals() {
 }
 
 #[test]
+fn every_invalid_input_exits_0_or_2_and_names_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = linkperf::pipeline::collect_files(&[root().join("fixtures/invalid")]).unwrap();
+    for (i, file) in files.iter().enumerate() {
+        let rel = file.strip_prefix(root()).unwrap().to_str().unwrap();
+        let store = tmp.path().join(format!("s{i}"));
+        let o = linkperf(&store, &["import", rel]);
+        assert_eq!(o.status.code(), Some(0), "{rel}: {}", text(&o));
+        // A file that yields no run says why, by name.
+        if text(&o).contains(": 0 run(s)") {
+            assert!(text(&o).contains(&format!("{rel}:")), "{rel}: {}", text(&o));
+        }
+        let strict = linkperf(&store, &["import", "--strict", rel]);
+        assert!(
+            matches!(strict.status.code(), Some(0 | 2)),
+            "{rel}: {}",
+            text(&strict)
+        );
+    }
+}
+
+#[test]
+fn help_and_version_captures_are_listed_not_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let o = linkperf(&store, &["import", "--strict", "fixtures/help-version"]);
+    let out = ok(&o);
+    assert!(out.contains("6 file(s) yielded no run:"), "{out}");
+    assert!(
+        out.contains("fixtures/help-version/iperf3-help-bare.txt: only a usage/help text"),
+        "{out}"
+    );
+    assert!(
+        out.contains("fixtures/help-version/qperf-version-bare.txt: only a version banner"),
+        "{out}"
+    );
+}
+
+#[test]
 fn bad_input_is_reported_with_file_and_line() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
@@ -262,6 +301,8 @@ fn bad_input_is_reported_with_file_and_line() {
         "fixtures/invalid/row-missing-columns.txt:21: perftest row has 3 values but its header has 5 columns",
         "fixtures/invalid/perftest-unrecognised-output.txt:1: no perftest output recognised",
         "fixtures/invalid/perftest-json-truncated.json:4: perftest JSON without a results section",
+        "fixtures/invalid/notes-without-tool-output.txt:1: nothing recognised",
+        "  fixtures/invalid/notes-without-tool-output.txt: no tool output recognised",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }

@@ -172,10 +172,13 @@ fn seed_002_cpu_frequency_warning_inside_table() {
 }
 
 #[test]
-fn seed_004_prose_only_yields_nothing() {
+fn seed_004_prose_only_is_reported_as_nothing_recognised() {
+    // An article about testing, with no tool output in it: not a silent `0 run(s)`.
     let r = parse("fixtures/seeds/004_c5a60d793a1d5799.txt");
     assert!(r.runs.is_empty());
-    assert!(r.problems.is_empty());
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert!(r.problems[0].message.starts_with("nothing recognised"));
+    assert_eq!(r.nothing, Some(linkperf::ingest::Nothing::Unrecognised));
 }
 
 #[test]
@@ -465,4 +468,76 @@ fn linkperf_bench_logs() {
     let ops = summary.iterations.unwrap() as f64 * 2.0;
     // Every byte the summary row counts was completed in some slice.
     assert_eq!(total, ops * 65536.0);
+}
+
+#[test]
+fn help_and_version_outputs_are_recognised_not_problems() {
+    use linkperf::ingest::Nothing;
+    for (file, want) in [
+        (
+            "fixtures/help-version/iperf3-version.txt",
+            Nothing::VersionBanner,
+        ),
+        (
+            "fixtures/help-version/iperf2-version-bare.txt",
+            Nothing::VersionBanner,
+        ),
+        (
+            "fixtures/help-version/qperf-version-bare.txt",
+            Nothing::VersionBanner,
+        ),
+        (
+            "fixtures/help-version/perftest-version-bare.txt",
+            Nothing::VersionBanner,
+        ),
+        ("fixtures/help-version/qperf-help.txt", Nothing::HelpText),
+        (
+            "fixtures/help-version/iperf3-help-bare.txt",
+            Nothing::HelpText,
+        ),
+    ] {
+        let r = parse(file);
+        assert!(r.runs.is_empty(), "{file}");
+        assert!(r.problems.is_empty(), "{file}: {:?}", r.problems);
+        assert_eq!(r.nothing, Some(want), "{file}");
+    }
+}
+
+#[test]
+fn a_file_without_tool_output_is_a_problem_not_a_silent_zero() {
+    use linkperf::ingest::Nothing;
+    let r = parse("fixtures/invalid/notes-without-tool-output.txt");
+    assert!(r.runs.is_empty());
+    assert_eq!(r.nothing, Some(Nothing::Unrecognised));
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].line, 1);
+    assert!(r.problems[0].message.starts_with("nothing recognised"));
+    // A file that yields runs says nothing of the kind.
+    assert_eq!(
+        parse("fixtures/seeds/000_8f7f2e13e9bf4848.txt").nothing,
+        None
+    );
+}
+
+/// Every file under `fixtures/` ends up as runs, problems with a line, or a recognised help or
+/// version text: no input passes through an import unmentioned.
+#[test]
+fn every_fixture_yields_runs_problems_or_a_reason() {
+    use linkperf::ingest::Nothing;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = linkperf::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+    assert!(files.len() > 100, "{}", files.len());
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let r = parse(&rel);
+        let explained = matches!(r.nothing, Some(Nothing::HelpText | Nothing::VersionBanner));
+        assert!(
+            !r.runs.is_empty() || !r.problems.is_empty() || explained,
+            "{rel} yields nothing and says nothing"
+        );
+    }
 }

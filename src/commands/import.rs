@@ -61,6 +61,12 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
             println!("  {f}");
         }
     }
+    if !imported.nothing.is_empty() {
+        println!("{} file(s) yielded no run:", imported.nothing.len());
+        for (file, why) in &imported.nothing {
+            println!("  {file}: {}", why.as_str());
+        }
+    }
     if imported.unreadable_blocks > 0 || !problems.is_empty() {
         println!(
             "{} unreadable block(s); {} problem(s):",

@@ -2,6 +2,7 @@
 //! `stdbuf -oL`, `timeout 60`, `env A=B`), the benchmark program, its flags under canonical names,
 //! the peer address and any pipe (`| grep SUM`).
 
+use super::Nothing;
 use crate::model::{CommandLine, Tool};
 use std::collections::BTreeMap;
 
@@ -29,16 +30,52 @@ pub fn tool_family(program: &str) -> Option<Tool> {
     })
 }
 
-/// True for `--version` / `--help` invocations, which print no results. The switches differ
-/// per tool: `-v` is iperf's version but qperf's verbose.
-pub fn asks_version_or_help(family: Tool, c: &CommandLine) -> bool {
+/// What a `--version` / `--help` invocation asks for: it prints no results. The switches
+/// differ per tool: `-v` is iperf's version but qperf's verbose.
+pub fn asks_version_or_help(family: Tool, c: &CommandLine) -> Option<Nothing> {
     let has = |f: &str| c.flags.contains_key(f);
-    match family {
-        Tool::Perftest => has("version") || has("help"),
-        Tool::Iperf2 | Tool::Iperf3 => has("-v") || has("--version") || has("-h") || has("--help"),
-        Tool::Qperf | Tool::Ibping => has("-V") || has("--version") || has("-h") || has("--help"),
-        Tool::DevInfo | Tool::LinkperfVerbs => false,
+    let (version, help) = match family {
+        Tool::Perftest => (has("version"), has("help")),
+        Tool::Iperf2 | Tool::Iperf3 => (has("-v") || has("--version"), has("-h") || has("--help")),
+        Tool::Qperf | Tool::Ibping => (has("-V") || has("--version"), has("-h") || has("--help")),
+        Tool::DevInfo | Tool::LinkperfVerbs => (false, false),
+    };
+    if version {
+        Some(Nothing::VersionBanner)
+    } else if help {
+        Some(Nothing::HelpText)
+    } else {
+        None
     }
+}
+
+/// A capture without prompts that is only a tool's usage text or version banner.
+pub fn help_or_version_text(lines: &[&str]) -> Option<Nothing> {
+    let text: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let first = text.first()?;
+    let usage = |l: &str| l.starts_with("Usage:") || l.starts_with("usage:");
+    if text.iter().any(|l| usage(l)) {
+        return Some(Nothing::HelpText);
+    }
+    // `iperf 3.16 (cJSON 1.7.15)`, `iperf version 2.1.9 (…) pthreads`, `qperf 0.4.11`,
+    // `Version: 6.10` (perftest), on a capture of at most a few lines.
+    let word_then_version = |l: &str| {
+        let mut w = l.split_whitespace();
+        let tool = w.next().unwrap_or("");
+        let mut v = w.next().unwrap_or("");
+        if v == "version" {
+            v = w.next().unwrap_or("");
+        }
+        tool_family(tool).is_some()
+            && v.trim_start_matches('v')
+                .starts_with(|c: char| c.is_ascii_digit())
+    };
+    let banner = word_then_version(first) || first.starts_with("Version: ");
+    (banner && text.len() <= 3).then_some(Nothing::VersionBanner)
 }
 
 /// Splits a command line into words, honouring single and double quotes.
@@ -316,8 +353,10 @@ fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) 
             };
             flags.insert(name, value);
         } else if a.starts_with('-') && a.len() >= 2 {
-            let opt = &a[..2];
-            let attached = &a[2..];
+            // `-` and a flag character; the rest is an attached value. Split at a character
+            // boundary: the flag character of a mangled log may be any UTF-8.
+            let cut = a.char_indices().nth(2).map_or(a.len(), |(i, _)| i);
+            let (opt, attached) = a.split_at(cut);
             if let Some((_, name)) = PERFTEST_VALUE.iter().find(|(s, _)| *s == opt) {
                 let value = if !attached.is_empty() {
                     attached.to_string()
@@ -438,6 +477,17 @@ mod tests {
         assert_eq!(c.flags["CPU-freq"], "true");
         assert_eq!(c.flags["report_gbits"], "true");
         assert_eq!(c.peer.as_deref(), Some("192.170.1.30"));
+    }
+
+    #[test]
+    fn a_multibyte_flag_character_is_read_not_split() {
+        // Mutation fuzzing found `&a[..2]` panicking on `-é…`: a byte slice inside a character.
+        let c = parse("ib_write_bw -éx -dé mlx5_0 -\u{fffd}").unwrap();
+        assert_eq!(c.flags["-é"], "true");
+        assert_eq!(c.flags["-x"], "true");
+        assert_eq!(c.flags["ib-dev"], "é");
+        assert_eq!(c.flags["-\u{fffd}"], "true");
+        assert_eq!(c.peer.as_deref(), Some("mlx5_0"));
     }
 
     #[test]

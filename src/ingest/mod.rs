@@ -81,6 +81,33 @@ pub struct FileResult {
     /// Blocks of a known tool that produced no run (counted as unreadable in the summary).
     pub unreadable_blocks: usize,
     pub encoding: Option<&'static str>,
+    /// Why a file yielded no run at all (`None` when it yielded runs): see [`Nothing`].
+    pub nothing: Option<Nothing>,
+}
+
+/// Why a file yielded no run. Only [`Nothing::Unrecognised`] is a problem: a help text or a
+/// version banner is tool output read correctly, with nothing to store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nothing {
+    /// Nothing in the file is any tool's output (a problem at line 1).
+    Unrecognised,
+    /// Blocks were read, and each reported its own problem.
+    Problems,
+    /// Only `--help` / usage text.
+    HelpText,
+    /// Only `--version` output.
+    VersionBanner,
+}
+
+impl Nothing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Nothing::Unrecognised => "no tool output recognised",
+            Nothing::Problems => "nothing readable (see its problems)",
+            Nothing::HelpText => "only a usage/help text",
+            Nothing::VersionBanner => "only a version banner",
+        }
+    }
 }
 
 /// Parses the bytes of one file. `source` is the path as it will be stored and reported.
@@ -93,6 +120,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
                 .problems
                 .push(Problem::new(source, 1, "empty file".into()));
             result.unreadable_blocks += 1;
+            result.nothing = Some(Nothing::Problems);
             return result;
         }
         Err(text::TextError::Binary { line }) => {
@@ -102,6 +130,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
                 "binary data, not a text log".into(),
             ));
             result.unreadable_blocks += 1;
+            result.nothing = Some(Nothing::Problems);
             return result;
         }
     };
@@ -118,28 +147,65 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
             Err(p) => {
                 result.problems.push(p);
                 result.unreadable_blocks += 1;
+                result.nothing = Some(Nothing::Problems);
             }
         }
         return result;
     }
+    let mut asked = None;
     for block in transcript::split(&lines) {
-        read_block(source, &lines, &block, &mut result);
+        asked = asked.or(read_block(source, &lines, &block, &mut result));
     }
     attach_device_facts(&mut result.runs);
     attach_qperf_conf(&mut result.runs);
+    if result.runs.is_empty() {
+        result.nothing = Some(why_nothing(source, &lines, asked, &mut result.problems));
+    }
     result
 }
 
+/// Why a file with no run yielded nothing; a file where nothing was recognised gets a problem
+/// at line 1, so no input passes through an import unmentioned.
+fn why_nothing(
+    source: &str,
+    lines: &[&str],
+    asked: Option<Nothing>,
+    problems: &mut Vec<Problem>,
+) -> Nothing {
+    if !problems.is_empty() {
+        return Nothing::Problems;
+    }
+    let why = asked.or_else(|| command::help_or_version_text(lines));
+    match why {
+        Some(w) => w,
+        None => {
+            problems.push(Problem::new(
+                source,
+                1,
+                "nothing recognised: no perftest, iperf, qperf, ibping or device-listing output in this file"
+                    .into(),
+            ));
+            Nothing::Unrecognised
+        }
+    }
+}
+
 /// Reads one command block with the parser its command names, or with every parser that
-/// recognises its content; a named block that yields nothing is a problem.
-fn read_block(source: &str, lines: &[&str], block: &transcript::Block, result: &mut FileResult) {
+/// recognises its content; a named block that yields nothing is a problem. Returns what a
+/// `--help`/`--version` command asked for, which yields no run by design.
+fn read_block(
+    source: &str,
+    lines: &[&str],
+    block: &transcript::Block,
+    result: &mut FileResult,
+) -> Option<Nothing> {
     let command = block.command.as_ref();
     let range = block.output_start..block.end;
     let named = command.and_then(adapter::for_command);
     if let (Some(parser), Some(c)) = (named, command) {
-        if command::asks_version_or_help(parser.family(), c) {
+        if let Some(asked) = command::asks_version_or_help(parser.family(), c) {
             // `ib_write_bw --version`, `iperf -v`: no run, nothing lost.
-            return;
+            return Some(asked);
         }
     }
     // A block typed with an unknown command (`cat run.log`) or no prompt is read by content.
@@ -161,9 +227,7 @@ fn read_block(source: &str, lines: &[&str], block: &transcript::Block, result: &
         drafts.extend(found.into_iter().filter(|d| d.keep).map(|d| (parser, d)));
     }
     if drafts.is_empty() {
-        let Some((parser, c)) = named.zip(command).filter(|(p, _)| p.reports_empty()) else {
-            return;
-        };
+        let (parser, c) = named.zip(command).filter(|(p, _)| p.reports_empty())?;
         if result.problems.len() == problems_before {
             let has_output = lines[range].iter().any(|l| !l.trim().is_empty());
             let why = if has_output {
@@ -176,7 +240,7 @@ fn read_block(source: &str, lines: &[&str], block: &transcript::Block, result: &
                 .push(Problem::new(source, block.start as u32 + 1, why));
         } // else the parser already said what was wrong with this block.
         result.unreadable_blocks += 1;
-        return;
+        return None;
     }
     let prompt_line = command.map(|_| block.start);
     for (parser, draft) in drafts {
@@ -190,6 +254,7 @@ fn read_block(source: &str, lines: &[&str], block: &transcript::Block, result: &
             draft,
         ));
     }
+    None
 }
 
 /// qperf `conf` describes both hosts (node, CPU, OS, qperf version): copy it onto the qperf runs
