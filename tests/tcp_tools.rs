@@ -490,3 +490,74 @@ fn iperf3_warning_before_json() {
         .iter()
         .any(|m| m.row_kind.as_deref() == Some("receiver")));
 }
+
+#[test]
+fn qperf_warning_lines_between_test_and_values() {
+    // `-cm1` means nothing to TCP tests: qperf says so between the test name and its values.
+    let r = parse("fixtures/qperf/loopback/qperf-warning-cm1-tcp_bw-tcp_lat.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let q = runs(&r, "qperf");
+    assert_eq!(q.len(), 2);
+    let bw = q.iter().find(|r| r.test == "tcp_bw").unwrap();
+    assert!((bw.measurements[0].bw_avg_gbps.unwrap() - 1.74 * 8.0).abs() < 1e-9);
+    assert_eq!(
+        bw.facts["warning"],
+        "warning: -cm1 set but not used in test tcp_bw"
+    );
+    let lat = q.iter().find(|r| r.test == "tcp_lat").unwrap();
+    assert_eq!(lat.measurements[0].lat_avg_us, Some(31.8));
+    // Kept without its command line, the same output is still found by its content.
+    let r = parse("fixtures/qperf/loopback/qperf-warning-f1-bare.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let q = runs(&r, "qperf");
+    assert_eq!(q.len(), 1);
+    assert_eq!(q[0].test, "tcp_bw");
+    assert!((q[0].measurements[0].bw_avg_gbps.unwrap() - 2.81 * 8.0).abs() < 1e-9);
+    assert_eq!(
+        q[0].facts["warning"],
+        "warning: -f1 set but not used in test tcp_bw"
+    );
+}
+
+#[test]
+fn iperf3_title_prefix() {
+    // `-T node-a` prefixes every line with `node-a:  `.
+    let r = parse("fixtures/iperf3/iperf3-title-client.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let run = runs(&r, "iperf3")[0];
+    assert_eq!((run.role, run.test.as_str()), (Role::Client, "iperf3_tcp"));
+    assert_eq!(run.facts["title"], "node-a");
+    assert_eq!(run.facts["connecting_to"], "127.0.0.1, port 5209");
+    let iv = kind(run, "5", "interval");
+    assert_eq!(iv.len(), 2);
+    assert_eq!(iv[0].transfer_bytes, Some(2.11 * GIB));
+    assert_eq!(iv[0].bw_avg_gbps, Some(18.2));
+    assert_eq!(iv[0].cwnd_bytes, Some(3.0 * (1u64 << 20) as f64));
+    assert!(
+        iv[0].raw_text.starts_with("node-a:  [  5]"),
+        "raw text kept whole"
+    );
+    let sender = kind(run, "5", "sender");
+    assert_eq!(
+        (sender[0].bw_avg_gbps, sender[0].retransmits),
+        (Some(18.4), Some(0))
+    );
+    assert_eq!(kind(run, "5", "receiver")[0].bw_avg_gbps, Some(18.4));
+    // Bare, the prefix itself tells the title.
+    let r = parse("fixtures/iperf3/iperf3-title-bare-client.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let run = runs(&r, "iperf3")[0];
+    assert_eq!(run.facts["title"], "node-b");
+    assert_eq!(run.role, Role::Client);
+    let sender = kind(run, "5", "sender");
+    assert_eq!(sender[0].transfer_bytes, Some(3.72 * GIB));
+    assert_eq!(
+        (sender[0].bw_avg_gbps, sender[0].retransmits),
+        (Some(16.0), Some(11))
+    );
+    assert_eq!(kind(run, "5", "receiver")[0].bw_avg_gbps, Some(15.9));
+    assert_eq!(
+        kind(run, "5", "interval")[1].cwnd_bytes,
+        Some(1.87 * (1u64 << 20) as f64)
+    );
+}

@@ -7,8 +7,8 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
-use crate::model::{Role, RunStatus};
-use std::collections::BTreeMap;
+use crate::model::RunStatus;
+use std::collections::{BTreeMap, HashMap};
 
 crate::ingest::adapter::declare_parser!(
     DevInfo,
@@ -29,18 +29,28 @@ pub fn detect(lines: &[&str]) -> bool {
 }
 
 /// (device, facts, first line) per device, in order of appearance.
-type Devices = Vec<(String, BTreeMap<String, String>, usize)>;
+/// The devices of a listing in order of appearance: (name, facts, first line), with an index
+/// by name (a listing of 100,000 devices must not search the list per line).
+#[derive(Default)]
+struct Devices {
+    list: Vec<(String, BTreeMap<String, String>, usize)>,
+    index: HashMap<String, usize>,
+}
 
 fn entry<'a>(
     devices: &'a mut Devices,
     name: &str,
     line: usize,
 ) -> &'a mut BTreeMap<String, String> {
-    if let Some(pos) = devices.iter().position(|(d, _, _)| d == name) {
-        return &mut devices[pos].1;
-    }
-    devices.push((name.to_string(), BTreeMap::new(), line));
-    &mut devices.last_mut().expect("just pushed").1
+    let pos = match devices.index.get(name) {
+        Some(&pos) => pos,
+        None => {
+            devices.index.insert(name.to_string(), devices.list.len());
+            devices.list.push((name.to_string(), BTreeMap::new(), line));
+            devices.list.len() - 1
+        }
+    };
+    &mut devices.list[pos].1
 }
 
 fn key(k: &str) -> String {
@@ -179,7 +189,7 @@ pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft>
     let (source, all, range, command) = block.parts();
     let program = command.map(|c| c.program.as_str());
     let text = &all[range.clone()];
-    let mut devices = Devices::new();
+    let mut devices = Devices::default();
     let test = match program {
         Some("ibv_devinfo") => {
             ibv_devinfo(all, range.clone(), &mut devices);
@@ -211,9 +221,16 @@ pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft>
         }
     };
     let _ = source;
+    // Each device's run covers its own lines, up to the next device's first line: one block
+    // listing many devices must not hash the rest of the block once per device.
+    let mut starts: Vec<usize> = devices.list.iter().map(|d| d.2).collect();
+    starts.sort_unstable();
     devices
+        .list
         .into_iter()
         .map(|(device, mut facts, first)| {
+            let next = starts.partition_point(|&s| s <= first);
+            let end = starts.get(next).copied().unwrap_or(range.end);
             // Columns every run has: the device, and for port 1 its MTU and link layer.
             facts.insert("device".into(), device);
             if let Some(mtu) = facts
@@ -251,19 +268,10 @@ pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft>
                 }
             }
             RunDraft {
-                keep: true,
-                start: first,
-                end: range.end,
-                tool: crate::model::Tool::DevInfo,
                 test: Some(test.into()),
-                test_hint: None,
-                kind_hint: None,
-                role: Role::Unknown,
                 status: RunStatus::Ok,
                 facts,
-                notes: Vec::new(),
-                error: None,
-                measurements: Vec::new(),
+                ..RunDraft::new(crate::model::Tool::DevInfo, first..end)
             }
         })
         .collect()

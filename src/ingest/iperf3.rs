@@ -18,14 +18,40 @@ crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
 
 /// Does a block without a command look like iperf3 output?
 pub fn detect(lines: &[&str]) -> bool {
+    let title = title_of(lines);
     lines.iter().any(|l| {
-        let t = strip_timestamp(l).trim();
+        let t = strip_timestamp(strip_title(l, title)).trim();
         t.starts_with("Connecting to host ")
             || t.starts_with("iperf3: error")
             || t.starts_with("Accepted connection from ")
             || t.contains("\"intervals\":")
             || t == "iperf Done."
     })
+}
+
+/// The `-T TITLE` of a capture whose every line starts `TITLE:  ` (iperf3's own prefix): the
+/// first line where a one-word prefix and two spaces stand before what iperf3 prints first.
+fn title_of<'a>(lines: &[&'a str]) -> Option<&'a str> {
+    lines.iter().find_map(|l| {
+        let (title, rest) = l.split_once(":  ")?;
+        let starts = [
+            "Connecting to host ",
+            "Server listening on ",
+            "Accepted connection",
+        ];
+        (!title.is_empty()
+            && !title.contains(char::is_whitespace)
+            && starts.iter().any(|s| rest.trim_start().starts_with(s)))
+        .then_some(title)
+    })
+}
+
+/// A line without its `TITLE:` prefix.
+fn strip_title<'a>(line: &'a str, title: Option<&str>) -> &'a str {
+    title
+        .and_then(|t| line.strip_prefix(t))
+        .and_then(|r| r.strip_prefix(':'))
+        .unwrap_or(line)
 }
 
 static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
@@ -136,12 +162,19 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         Role::Unknown
     };
     let mut udp = flag("-u").is_some();
+    let title = flag("-T")
+        .or(flag("--title"))
+        .map(String::as_str)
+        .or_else(|| title_of(&all[range.clone()]));
     let mut facts = BTreeMap::new();
+    if let Some(t) = title {
+        facts.insert("title".to_string(), t.to_string());
+    }
     let mut notes = Vec::new();
     let mut errors = Vec::new();
     let mut rows = Vec::new();
     for i in range.clone() {
-        let t = strip_timestamp(all[i]).trim();
+        let t = strip_timestamp(strip_title(all[i], title)).trim();
         if t.is_empty() || t.starts_with("- -") || t.starts_with("[ ID]") || t.starts_with("----") {
             if t.contains("Datagrams") || t.contains("Jitter") {
                 udp = true;

@@ -44,9 +44,14 @@ crate::ingest::adapter::declare_parser!(Qperf, Qperf);
 
 /// Does a block without a command look like qperf output?
 pub fn detect(lines: &[&str]) -> bool {
-    lines.windows(2).any(|w| {
-        test_header(w[0]).is_some_and(|c| super::command::is_qperf_test(&c["test"]))
-            && key_value(w[1]).is_some()
+    // A test name, then its first value; qperf may print `warning: -cm1 set but not used in
+    // test tcp_bw` between the two.
+    lines.iter().enumerate().any(|(i, l)| {
+        test_header(l).is_some_and(|c| super::command::is_qperf_test(&c["test"]))
+            && lines[i + 1..]
+                .iter()
+                .find(|l| !l.trim_start().starts_with("warning:"))
+                .is_some_and(|l| key_value(l).is_some())
     })
 }
 
