@@ -6,15 +6,7 @@
 # shape misses a bound; 2 is a bad run (linkperf exited with anything but 0 or 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/linkperf-target}"
-profile="${PROFILE:-release}"
-if [ "$profile" = release ]; then
-  cargo build --quiet --locked --release
-  bin="$CARGO_TARGET_DIR/release/linkperf"
-else
-  cargo build --quiet --locked
-  bin="$CARGO_TARGET_DIR/debug/linkperf"
-fi
+source benches/build.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'

@@ -7,17 +7,8 @@
 #   3. a full import into a fresh Parquet store.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/linkperf-target}"
 size_mb="${SIZE_MB:-64}"
-# The release profile by default, as `cargo bench` would; PROFILE=dev for a quick look.
-profile="${PROFILE:-release}"
-if [ "$profile" = release ]; then
-  cargo build --quiet --locked --release
-  bin="$CARGO_TARGET_DIR/release/linkperf"
-else
-  cargo build --quiet --locked
-  bin="$CARGO_TARGET_DIR/debug/linkperf"
-fi
+source benches/build.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
