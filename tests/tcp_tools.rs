@@ -561,3 +561,25 @@ fn iperf3_title_prefix() {
         Some(1.87 * (1u64 << 20) as f64)
     );
 }
+
+#[test]
+fn comments_that_name_a_command_stand_for_its_prompt() {
+    let r = parse("fixtures/commented/qperf-notes-name-the-commands.txt");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let q = runs(&r, "qperf");
+    assert_eq!(q.len(), 2, "{q:?}");
+    // `# cmd: qperf 127.0.0.1 foo_bw`: the failed run is kept with its error, not lost.
+    assert_eq!(
+        (q[0].test.as_str(), q[0].status),
+        ("foo_bw", RunStatus::Failed)
+    );
+    assert_eq!(q[0].line, 3);
+    assert!(q[0].error.as_deref().unwrap().contains("bad test"));
+    // `# node A, …` is a comment; `# command: …` names the next run's command.
+    assert_eq!(q[1].test, "tcp_bw");
+    assert_eq!(
+        q[1].command.as_ref().unwrap().raw,
+        "qperf 127.0.0.1 -t 1 -f1 tcp_bw"
+    );
+    assert!((q[1].measurements[0].bw_avg_gbps.unwrap() - 2.81 * 8.0).abs() < 1e-9);
+}

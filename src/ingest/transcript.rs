@@ -64,7 +64,13 @@ pub fn prompt(line: &str) -> Option<Prompt> {
     if cmd.len() == rest.len() || cmd.is_empty() {
         return None;
     }
-    let cmd = command::parse(cmd)?;
+    // A note that names the command it is about (`# cmd: qperf 10.0.0.2 tcp_bw`, `# command:
+    // …`, `# $ …`) stands for the prompt; any other `# …` line is a comment.
+    let named = ["cmd:", "command:", "$"]
+        .iter()
+        .find_map(|p| cmd.strip_prefix(p))
+        .map(str::trim_start);
+    let cmd = command::parse(named.unwrap_or(cmd))?;
     command::tool_family(&cmd.program)?;
     Some(Prompt {
         host: None,
