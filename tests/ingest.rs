@@ -541,3 +541,30 @@ fn every_fixture_yields_runs_problems_or_a_reason() {
         );
     }
 }
+
+#[test]
+fn an_overlong_line_is_skipped_with_a_problem() {
+    // A real table with one of its rows glued into a 100 KB line (a broken copy): the line is
+    // cut with a problem naming it, and the rows around it still read.
+    let seed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds/003_7da62a485175b0b8.txt"),
+    )
+    .unwrap();
+    let mut lines: Vec<String> = seed.lines().map(String::from).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("65536"))
+        .unwrap();
+    lines[at] = lines[at].repeat(100_000 / lines[at].len() + 1);
+    let r = parse_bytes("long.txt", lines.join("\n").as_bytes());
+    let long: Vec<_> = r
+        .problems
+        .iter()
+        .filter(|p| p.message.starts_with("line longer than 65536 bytes"))
+        .collect();
+    assert_eq!(long.len(), 1, "{:?}", r.problems);
+    assert_eq!(long[0].line as usize, at + 1);
+    let whole = parse_bytes("seed.txt", seed.as_bytes());
+    let rows = |r: &FileResult| r.runs.iter().map(|r| r.measurements.len()).sum::<usize>();
+    assert_eq!(rows(&r) + 1, rows(&whole));
+}

@@ -135,7 +135,8 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
         }
     };
     result.encoding = Some(decoded.encoding);
-    let lines = decoded.lines();
+    let mut lines = decoded.lines();
+    skip_long_lines(source, &mut lines, &mut result.problems);
 
     if perftest::json::detect(&lines) {
         match perftest::json::parse(source, &lines) {
@@ -162,6 +163,26 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
         result.nothing = Some(why_nothing(source, &lines, asked, &mut result.problems));
     }
     result
+}
+
+/// No tool prints a line this long; such a line is cut from the input with a problem, so no
+/// parser (or regex) scans megabytes at a time.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+fn skip_long_lines(source: &str, lines: &mut [&str], problems: &mut Vec<Problem>) {
+    for (i, line) in lines.iter_mut().enumerate() {
+        if line.len() > MAX_LINE_BYTES {
+            problems.push(Problem::new(
+                source,
+                i as u32 + 1,
+                format!(
+                    "line longer than {MAX_LINE_BYTES} bytes ({} bytes), skipped",
+                    line.len()
+                ),
+            ));
+            *line = "";
+        }
+    }
 }
 
 /// Why a file with no run yielded nothing; a file where nothing was recognised gets a problem
