@@ -90,20 +90,15 @@ pub fn pair_by(keys: &[PairKey], allowed: &[&str]) -> anyhow::Result<Vec<&'stati
     Ok(keys)
 }
 
-/// Default relative threshold of a metric ([`Metric::default_threshold`]).
-pub fn default_threshold(metric: &str) -> f64 {
-    Metric::parse(metric).map_or(0.10, Metric::default_threshold)
-}
-
 /// The rule for a metric at a point: the last matching `[[gate.rule]]`, else `[gate.thresholds]`,
 /// else the default.
 pub fn rule_for(config: &GateConfig, test: &str, metric: &str, size: Option<u64>) -> Rule {
+    let known = Metric::parse(metric).ok();
     let mut rule = Rule {
-        threshold: Metric::parse(metric)
-            .ok()
+        threshold: known
             .and_then(|m| config.thresholds.get(&m))
             .copied()
-            .unwrap_or_else(|| default_threshold(metric)),
+            .unwrap_or_else(|| known.map_or(0.10, Metric::default_threshold)),
         floor_line_rate: None,
         alpha: config.alpha,
     };
@@ -321,11 +316,7 @@ mod tests {
     use super::*;
 
     fn rule(metric: &str) -> Rule {
-        Rule {
-            threshold: default_threshold(metric),
-            floor_line_rate: None,
-            alpha: 0.05,
-        }
+        rule_for(&GateConfig::default(), "", metric, None)
     }
 
     fn one(base: f64, cur: f64, metric: &str, dir: Direction) -> Outcome {

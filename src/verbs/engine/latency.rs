@@ -111,24 +111,26 @@ impl Iteration<'_> {
         Ok(())
     }
 
+    /// Posts ping `i` from the send area, signaled, inline where allowed.
+    fn post_ping(&mut self, op: SendOp, i: u64) -> Result<()> {
+        self.local.qps[0].post_send(op, i, self.send_off, self.size as u32, true, self.inline)?;
+        self.unreaped += 1;
+        Ok(())
+    }
+
     /// Writes ping `i` (its last byte a fresh marker) and spins until the pong's marker lands.
     fn write_ping(&mut self, i: u64) -> Result<f64> {
         let (n, local) = (self.n(), self.local);
         let m = marker(i);
         local.mr.set_byte(self.send_off + n - 1, m);
         let t0 = Instant::now();
-        local.qps[0].post_send(
+        self.post_ping(
             SendOp::Write {
                 remote_addr: self.remote.addr + self.recv_off as u64,
                 rkey: self.remote.rkey,
             },
             i,
-            self.send_off,
-            self.size as u32,
-            true,
-            self.inline,
         )?;
-        self.unreaped += 1;
         let mut spins = 0u64;
         while local.mr.byte(self.recv_off + n - 1) != m {
             spins += 1;
@@ -146,15 +148,7 @@ impl Iteration<'_> {
     fn send_ping(&mut self, i: u64) -> Result<f64> {
         let local = self.local;
         let t0 = Instant::now();
-        local.qps[0].post_send(
-            SendOp::Send,
-            i,
-            self.send_off,
-            self.size as u32,
-            true,
-            self.inline,
-        )?;
-        self.unreaped += 1;
+        self.post_ping(SendOp::Send, i)?;
         let mut spins = 0u64;
         loop {
             local.recv_cq.poll(&mut self.wcs)?;

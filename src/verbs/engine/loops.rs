@@ -3,7 +3,7 @@
 //! spin has a deadline.
 
 use super::latency::latency;
-use super::resources::{check_pattern, pattern, Local};
+use super::resources::{check_pattern, Local};
 use crate::verbs::ffi::{Completion, SendOp};
 use crate::verbs::options::{BenchParams, BenchTest, Stop};
 use crate::verbs::protocol::{Channel, Endpoint, Message};
@@ -33,18 +33,6 @@ impl Pace<'_> {
             self.last = Instant::now();
         }
         Ok(())
-    }
-}
-
-/// Client: puts its buffer in the state the test starts from (before `begin`).
-pub fn prepare_client(local: &Local, test: BenchTest, size: u64) {
-    let n = size as usize;
-    for q in 0..local.qps.len() {
-        local.mr.fill(local.recv_area(q), n, |_| 0);
-        local.mr.fill(local.send_area(q), n, pattern(size));
-    }
-    if test.is_atomic() {
-        local.mr.set_word(local.recv_area(0), 0);
     }
 }
 

@@ -178,7 +178,7 @@ fn client_session(
         chan.expect("ready")?;
         let mut results = Vec::new();
         for size in p.sizes_for(test) {
-            loops::prepare_client(&local, test, size);
+            resources::prepare_buffers(&local, test, size);
             chan.send(&Message::Begin { size })?;
             chan.expect("ready")?;
             let mut r = loops::run_size(chan, &local, &remote, test, size, &p, setup.timeout)?;

@@ -318,6 +318,19 @@ pub const LAT_SQ_DEPTH: u32 = 128;
 pub const RX_DEPTH: u32 = 512;
 
 /// The byte pattern a size's payload carries, never 0 so a cleared buffer cannot pass.
+/// Puts both sides' buffers in the state a test of `size` starts from: receive areas zeroed,
+/// send areas holding the pattern, the atomic counter at 0.
+pub fn prepare_buffers(local: &Local, test: BenchTest, size: u64) {
+    let n = size as usize;
+    for q in 0..local.qps.len() {
+        local.mr.fill(local.recv_area(q), n, |_| 0);
+        local.mr.fill(local.send_area(q), n, pattern(size));
+    }
+    if test.is_atomic() {
+        local.mr.set_word(local.recv_area(0), 0);
+    }
+}
+
 pub fn pattern(size: u64) -> impl Fn(usize) -> u8 {
     move |j| 1 + ((j as u64 * 31 + size) % 251) as u8
 }

@@ -2,7 +2,7 @@
 //! the client's `end`, and check what arrived.
 
 use super::loops::{completion_error, reap};
-use super::resources::{check_pattern, pattern, Local};
+use super::resources::{check_pattern, prepare_buffers, Local};
 use crate::verbs::ffi::SendOp;
 use crate::verbs::options::BenchTest;
 use crate::verbs::protocol::{Channel, Endpoint, Message};
@@ -22,13 +22,7 @@ pub fn serve_size(
 ) -> Result<Result<String, String>> {
     let n = size as usize;
     let qps = local.qps.len();
-    for q in 0..qps {
-        local.mr.fill(local.recv_area(q), n, |_| 0);
-        local.mr.fill(local.send_area(q), n, pattern(size));
-    }
-    if test.is_atomic() {
-        local.mr.set_word(local.recv_area(0), 0);
-    }
+    prepare_buffers(local, test, size);
     chan.send(&Message::Ready)?;
     let what = format!("{test} {size} bytes");
     match test {
