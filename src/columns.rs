@@ -144,24 +144,41 @@ impl<R> Field<R> {
     }
 }
 
+/// Getter and setter of a field. A setter writes `None` only over a value: the sparse columns
+/// of a measurement live behind a pointer allocated on the first write (`model::Sparse`), and a
+/// store read that wrote every null would allocate it for every row.
 macro_rules! access {
     (str $f:ident) => {
-        Access::Str(|r| r.$f.as_deref(), |r, v| r.$f = v)
+        Access::Str(|r| r.$f.as_deref(), |r, v| {
+            if v.is_some() || r.$f.is_some() {
+                r.$f = v
+            }
+        })
     };
     (string $f:ident) => {
         Access::Str(|r| Some(r.$f.as_str()), |r, v| r.$f = v.unwrap_or_default())
     };
-    (u32 $f:ident) => {
-        Access::U32(|r| r.$f, |r, v| r.$f = v)
-    };
     (line $f:ident) => {
         Access::U32(|r| Some(r.$f), |r, v| r.$f = v.unwrap_or(0))
     };
-    (u64 $f:ident) => {
-        Access::U64(|r| r.$f, |r, v| r.$f = v)
+    ($kind:ident $f:ident) => {
+        access!(@optional $kind $f)
     };
-    (f64 $f:ident) => {
-        Access::F64(|r| r.$f, |r, v| r.$f = v)
+    (@optional u32 $f:ident) => {
+        Access::U32(|r| r.$f, access!(@set $f))
+    };
+    (@optional u64 $f:ident) => {
+        Access::U64(|r| r.$f, access!(@set $f))
+    };
+    (@optional f64 $f:ident) => {
+        Access::F64(|r| r.$f, access!(@set $f))
+    };
+    (@set $f:ident) => {
+        |r, v| {
+            if v.is_some() || r.$f.is_some() {
+                r.$f = v
+            }
+        }
     };
 }
 

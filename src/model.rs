@@ -6,6 +6,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod sparse;
+pub use sparse::{Sparse, SparseSlot};
+
 /// The tool families linkperf reads. A run's `tool` column holds [`Tool::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Tool {
@@ -187,34 +190,10 @@ pub struct Measurement {
     pub tps: Option<f64>,
     /// CPU utilisation in percent (perftest `--cpu_util`).
     pub cpu_util_pct: Option<f64>,
-    /// Per-port columns of perftest `--report-per-port`.
-    pub bw_port1_gbps: Option<f64>,
-    pub msg_rate_port1_mpps: Option<f64>,
-    pub bw_port2_gbps: Option<f64>,
-    pub msg_rate_port2_mpps: Option<f64>,
-    /// Service level column of the perftest QoS table (`#sl`).
-    pub sl: Option<u32>,
-    /// iperf interval start and end, seconds from the start of the test.
-    pub interval_start_s: Option<f64>,
-    pub interval_end_s: Option<f64>,
-    /// iperf stream id (`3`, `*1`, `SUM`, `SUM-2`), with the iperf3 `--bidir` role (`5 TX-C`).
-    pub stream: Option<String>,
-    /// What the row is: `interval`, `total` (iperf2 whole-test line), `sender` / `receiver`
-    /// (iperf3 summaries), `omitted` (iperf3 `-O`), `sample` (one ibping reply), `summary`.
-    pub row_kind: Option<String>,
-    /// Bytes moved in the interval (iperf `Transfer`, 1024-based units resolved).
-    pub transfer_bytes: Option<f64>,
-    pub retransmits: Option<u64>,
-    pub cwnd_bytes: Option<f64>,
-    pub rtt_us: Option<f64>,
-    /// UDP jitter in ms, lost and total datagrams (iperf), or lost / sent packets (ibping).
-    pub jitter_ms: Option<f64>,
-    pub lost: Option<u64>,
-    pub total: Option<u64>,
-    pub loss_pct: Option<f64>,
-    /// CPU use in percent on this host and on the peer (iperf3 JSON, qperf `-v`).
-    pub cpu_local_pct: Option<f64>,
-    pub cpu_remote_pct: Option<f64>,
+    /// The columns most rows leave empty (per-port perftest columns, iperf's interval and
+    /// flow columns), out of line: read and written as fields of the row through `Deref`.
+    #[serde(flatten)]
+    pub sparse: SparseSlot,
     /// Other values printed for this row without a canonical column (qperf verbose keys such as
     /// `send_cost`, iperf enhanced columns), as `key → raw text`.
     pub extra: BTreeMap<String, String>,

@@ -534,12 +534,40 @@ fn every_fixture_yields_runs_problems_or_a_reason() {
             .to_string_lossy()
             .to_string();
         let r = parse(&rel);
+        // What the fuzz targets assert: every run and row names a line of its file.
+        let lines = std::fs::read(&file).unwrap().split(|&b| b == b'\n').count() as u32 + 1;
+        for run in &r.runs {
+            assert!(
+                (1..=lines).contains(&run.line),
+                "{rel}: run at line {}",
+                run.line
+            );
+            for m in &run.measurements {
+                assert!(
+                    (1..=lines).contains(&m.line),
+                    "{rel}: row at line {}",
+                    m.line
+                );
+            }
+        }
         let explained = matches!(r.nothing, Some(Nothing::HelpText | Nothing::VersionBanner));
         assert!(
             !r.runs.is_empty() || !r.problems.is_empty() || explained,
             "{rel} yields nothing and says nothing"
         );
     }
+}
+
+/// Found by the `parse_bytes` fuzz target: ibping's `rtt` line without the statistics line
+/// above it (garbled here) made a summary row at line 0.
+#[test]
+fn an_ibping_rtt_line_alone_is_its_own_row() {
+    let r = parse("fixtures/invalid/fuzz-ibping-rtt-without-statistics-line.txt");
+    let ibping = r.runs.iter().find(|r| r.tool == "ibping").unwrap();
+    let summary = ibping.measurements.last().unwrap();
+    assert_eq!(summary.line, 29);
+    assert_eq!(summary.raw_text, "rtt min/avg/max = 0.004/0.190/900.015 ms");
+    assert_eq!(summary.lat_max_us, Some(900_015.0));
 }
 
 #[test]

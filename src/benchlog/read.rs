@@ -250,11 +250,15 @@ impl TestReader<'_, '_> {
             },
             (Section::Intervals, _, 5) => Measurement {
                 raw_unit: "Gb/sec".into(),
-                interval_start_s: Some(v[1]),
-                interval_end_s: Some(v[2]),
-                transfer_bytes: Some(v[3]),
                 bw_avg_gbps: Some(v[4]),
-                row_kind: Some("interval".into()),
+                sparse: crate::model::Sparse {
+                    interval_start_s: Some(v[1]),
+                    interval_end_s: Some(v[2]),
+                    transfer_bytes: Some(v[3]),
+                    row_kind: Some("interval".into()),
+                    ..Default::default()
+                }
+                .into(),
                 ..base
             },
             _ => {

@@ -28,29 +28,39 @@ pub fn detect(lines: &[&str]) -> bool {
     })
 }
 
-/// (device, facts, first line) per device, in order of appearance.
+/// The most devices one listing may name. A host with every SR-IOV function of several NICs
+/// enabled lists a few thousand; a listing of more is not a host's, and the devices past the
+/// limit are cut off with a problem, so its memory stays bounded.
+pub const MAX_DEVICES: usize = 16_384;
+
 /// The devices of a listing in order of appearance: (name, facts, first line), with an index
-/// by name (a listing of 100,000 devices must not search the list per line).
+/// by name (a listing of 100,000 devices must not search the list per line), and the first of
+/// the lines about devices past [`MAX_DEVICES`] with their count.
 #[derive(Default)]
 struct Devices {
     list: Vec<(String, BTreeMap<String, String>, usize)>,
     index: HashMap<String, usize>,
+    skipped: Option<(usize, usize)>,
 }
 
 fn entry<'a>(
     devices: &'a mut Devices,
     name: &str,
     line: usize,
-) -> &'a mut BTreeMap<String, String> {
+) -> Option<&'a mut BTreeMap<String, String>> {
     let pos = match devices.index.get(name) {
         Some(&pos) => pos,
+        None if devices.list.len() >= MAX_DEVICES => {
+            devices.skipped.get_or_insert((line, 0)).1 += 1;
+            return None;
+        }
         None => {
             devices.index.insert(name.to_string(), devices.list.len());
             devices.list.push((name.to_string(), BTreeMap::new(), line));
             devices.list.len() - 1
         }
     };
-    &mut devices.list[pos].1
+    Some(&mut devices.list[pos].1)
 }
 
 fn key(k: &str) -> String {
@@ -74,7 +84,9 @@ fn ibv_devinfo(all: &[&str], range: std::ops::Range<usize>, devices: &mut Device
             continue;
         }
         let Some(dev) = current.clone() else { continue };
-        let facts = entry(devices, &dev, i);
+        let Some(facts) = entry(devices, &dev, i) else {
+            continue;
+        };
         if k == "port" {
             port = Some(v.to_string());
             continue;
@@ -122,7 +134,9 @@ fn ibstat(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
         let Some((k, v)) = t.split_once(':') else {
             continue;
         };
-        let facts = entry(devices, &dev, i);
+        let Some(facts) = entry(devices, &dev, i) else {
+            continue;
+        };
         let name = key(k);
         match &port {
             Some(p) => facts.insert(format!("port{p}.{name}"), v.trim().to_string()),
@@ -140,7 +154,9 @@ fn ibv_devices(all: &[&str], range: std::ops::Range<usize>, devices: &mut Device
                 continue;
             }
             if guid.len() == 16 && guid.bytes().all(|b| b.is_ascii_hexdigit()) {
-                entry(devices, name, i).insert("node_guid".into(), (*guid).to_string());
+                if let Some(facts) = entry(devices, name, i) {
+                    facts.insert("node_guid".into(), (*guid).to_string());
+                }
             }
         }
     }
@@ -154,7 +170,9 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
         let t = all[i].trim();
         if let Some(caps) = t.strip_prefix("caps:") {
             if let Some((dev, port)) = &last {
-                entry(devices, dev, i).insert(format!("port{port}.caps"), caps.trim().to_string());
+                if let Some(facts) = entry(devices, dev, i) {
+                    facts.insert(format!("port{port}.caps"), caps.trim().to_string());
+                }
             }
             continue;
         }
@@ -174,7 +192,9 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
         };
         let (dev, port) = (dev.to_string(), port.to_string());
         let pairs: Vec<&str> = words.collect();
-        let facts = entry(devices, &dev, i);
+        let Some(facts) = entry(devices, &dev, i) else {
+            continue;
+        };
         for kv in pairs.chunks(2) {
             if let [k, v] = kv {
                 facts.insert(format!("port{port}.{k}"), (*v).to_string());
@@ -185,7 +205,7 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
 }
 
 /// Parses one block of device information into one draft per device.
-pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
     let (source, all, range, command) = block.parts();
     let program = command.map(|c| c.program.as_str());
     let text = &all[range.clone()];
@@ -220,7 +240,16 @@ pub fn parse_block(block: &Block, _problems: &mut Vec<Problem>) -> Vec<RunDraft>
             "rdma_link"
         }
     };
-    let _ = source;
+    if let Some((first, lines)) = devices.skipped {
+        problems.push(Problem::new(
+            source,
+            first as u32 + 1,
+            format!(
+                "device listing names more than {MAX_DEVICES} devices; \
+                 {lines} line(s) about the devices past the limit are skipped"
+            ),
+        ));
+    }
     // Each device's run covers its own lines, up to the next device's first line: one block
     // listing many devices must not hash the rest of the block once per device.
     let mut starts: Vec<usize> = devices.list.iter().map(|d| d.2).collect();

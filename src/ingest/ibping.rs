@@ -62,8 +62,12 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
                 line: i as u32 + 1,
                 raw_text: all[i].to_string(),
                 raw_unit: "ms".into(),
-                row_kind: Some("sample".into()),
                 lat_avg_us: Some(ms * 1000.0),
+                sparse: crate::model::Sparse {
+                    row_kind: Some("sample".into()),
+                    ..Default::default()
+                }
+                .into(),
                 ..Measurement::default()
             });
         } else if let Some(c) = STATS.captures(t) {
@@ -84,7 +88,13 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             summary.lat_min_us = us("min");
             summary.lat_avg_us = us("avg");
             summary.lat_max_us = us("max");
-            summary.raw_text = format!("{} | {t}", summary.raw_text);
+            if summary.line == 0 {
+                // No statistics line above it (cut or garbled): the row is this line's.
+                summary.line = i as u32 + 1;
+                summary.raw_text = t.to_string();
+            } else {
+                summary.raw_text = format!("{} | {t}", summary.raw_text);
+            }
             summary.raw_unit = "ms".into();
         } else if t.starts_with("---") && t.ends_with("---") {
             facts.insert(

@@ -139,11 +139,15 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         line: line as u32 + 1,
         raw_text: raw.to_string(),
         raw_unit: r.rate_unit.to_string(),
-        interval_start_s: Some(r.start),
-        interval_end_s: Some(r.end),
-        stream: Some(r.id.to_string()),
-        transfer_bytes: Some(transfer),
         bw_avg_gbps: Some(gbps),
+        sparse: crate::model::Sparse {
+            interval_start_s: Some(r.start),
+            interval_end_s: Some(r.end),
+            stream: Some(r.id.to_string()),
+            transfer_bytes: Some(transfer),
+            ..Default::default()
+        }
+        .into(),
         ..Measurement::default()
     };
     let mut rest = r.rest.to_string();
@@ -511,11 +515,15 @@ fn csv_measurement(f: &[&str], line: usize, raw: &str) -> Result<Measurement, St
         line: line as u32 + 1,
         raw_text: raw.to_string(),
         raw_unit: "bits/sec (CSV)".into(),
-        interval_start_s: Some(start),
-        interval_end_s: Some(end),
-        stream: Some(stream),
-        transfer_bytes: Some(bytes),
         bw_avg_gbps: Some(bits / 1e9),
+        sparse: crate::model::Sparse {
+            interval_start_s: Some(start),
+            interval_end_s: Some(end),
+            stream: Some(stream),
+            transfer_bytes: Some(bytes),
+            ..Default::default()
+        }
+        .into(),
         ..Measurement::default()
     };
     if f.len() >= 13 {

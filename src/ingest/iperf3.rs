@@ -93,21 +93,25 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
             line: i as u32 + 1,
             raw_text: raw.to_string(),
             raw_unit: c["runit"].to_string(),
-            interval_start_s: c["start"].parse().ok(),
-            interval_end_s: c["end"].parse().ok(),
-            stream: Some(match c.name("role") {
-                Some(r) => format!("{} {}", &c["id"], r.as_str()),
-                None => c["id"].to_string(),
-            }),
-            transfer_bytes: Some(
-                iperf_bytes(transfer, &c["tunit"])
-                    .ok_or_else(|| format!("unknown iperf3 unit {:?}", &c["tunit"]))?,
-            ),
             bw_avg_gbps: Some(
                 iperf_rate_gbps(rate, &c["runit"])
                     .ok_or_else(|| format!("unknown iperf3 unit {:?}", &c["runit"]))?,
             ),
-            row_kind: Some("interval".into()),
+            sparse: crate::model::Sparse {
+                interval_start_s: c["start"].parse().ok(),
+                interval_end_s: c["end"].parse().ok(),
+                stream: Some(match c.name("role") {
+                    Some(r) => format!("{} {}", &c["id"], r.as_str()),
+                    None => c["id"].to_string(),
+                }),
+                transfer_bytes: Some(
+                    iperf_bytes(transfer, &c["tunit"])
+                        .ok_or_else(|| format!("unknown iperf3 unit {:?}", &c["tunit"]))?,
+                ),
+                row_kind: Some("interval".into()),
+                ..Default::default()
+            }
+            .into(),
             ..Measurement::default()
         };
         let mut rest = c["rest"].trim().to_string();
@@ -241,19 +245,23 @@ fn json_point(v: &Value, stream: String, kind: &str, line: usize) -> Measurement
         line: line as u32 + 1,
         raw_text: v.to_string(),
         raw_unit: "bits_per_second (JSON)".into(),
-        interval_start_s: f(v, "start"),
-        interval_end_s: f(v, "end"),
-        stream: Some(stream),
-        row_kind: Some(if omitted { "omitted" } else { kind }.into()),
-        transfer_bytes: f(v, "bytes"),
         bw_avg_gbps: f(v, "bits_per_second").map(|b| b / 1e9),
-        retransmits: u(v, "retransmits"),
-        cwnd_bytes: f(v, "snd_cwnd"),
-        rtt_us: f(v, "rtt"),
-        jitter_ms: f(v, "jitter_ms"),
-        lost: u(v, "lost_packets"),
-        total: u(v, "packets"),
-        loss_pct: f(v, "lost_percent"),
+        sparse: crate::model::Sparse {
+            interval_start_s: f(v, "start"),
+            interval_end_s: f(v, "end"),
+            stream: Some(stream),
+            row_kind: Some(if omitted { "omitted" } else { kind }.into()),
+            transfer_bytes: f(v, "bytes"),
+            retransmits: u(v, "retransmits"),
+            cwnd_bytes: f(v, "snd_cwnd"),
+            rtt_us: f(v, "rtt"),
+            jitter_ms: f(v, "jitter_ms"),
+            lost: u(v, "lost_packets"),
+            total: u(v, "packets"),
+            loss_pct: f(v, "lost_percent"),
+            ..Default::default()
+        }
+        .into(),
         ..Measurement::default()
     }
 }

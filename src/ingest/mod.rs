@@ -20,7 +20,7 @@ pub use draft::{ContentHash, RunDraft};
 
 use crate::model::Run;
 use adapter::{Block, Parser};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 /// Lines of real tool output for tests that check a hand-written reader against the regex it
@@ -139,7 +139,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     skip_long_lines(source, &mut lines, &mut result.problems);
 
     if perftest::json::detect(&lines) {
-        match perftest::json::parse(source, &lines) {
+        match perftest::json::parse(source, &lines, &mut result.problems) {
             Ok(draft) => {
                 let parser = &perftest::Perftest;
                 let run = draft::finish_run(parser, source, &lines, None, None, None, draft);
@@ -264,6 +264,7 @@ fn read_block(
         return None;
     }
     let prompt_line = command.map(|_| block.start);
+    result.runs.reserve(drafts.len());
     for (parser, draft) in drafts {
         result.runs.push(draft::finish_run(
             parser,
@@ -303,12 +304,21 @@ fn attach_qperf_conf(runs: &mut [Run]) {
 fn attach_device_facts(runs: &mut [Run]) {
     // One merged listing per (host, device): the first listing of a key wins, as a transcript
     // that lists a device twice describes it first as the runs found it.
+    // Only the devices some benchmark run used are merged: a listing alone is not copied.
+    let used: HashSet<&str> = runs
+        .iter()
+        .filter(|r| r.tool != crate::model::Tool::DevInfo)
+        .filter_map(|r| r.device.as_deref())
+        .collect();
+    if used.is_empty() {
+        return;
+    }
     let mut devices: HashMap<(Option<String>, String), BTreeMap<String, String>> = HashMap::new();
     for r in runs
         .iter()
         .filter(|r| r.tool == crate::model::Tool::DevInfo)
     {
-        let Some(device) = r.device.clone() else {
+        let Some(device) = r.device.clone().filter(|d| used.contains(d.as_str())) else {
             continue;
         };
         let merged = devices.entry((r.host.clone(), device)).or_default();

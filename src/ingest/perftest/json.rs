@@ -24,6 +24,30 @@ pub fn detect(lines: &[&str]) -> bool {
 /// Flattened `section.key → (value, line)` pairs.
 type Pairs = BTreeMap<String, (String, usize)>;
 
+/// perftest writes about 30 `test_info` and 15 `results` keys; a section with more than this is
+/// not perftest output, and what is past the limit is cut off with a problem, so a file of a
+/// million keys costs no more than one of this many.
+pub const MAX_SECTION_KEYS: usize = 4096;
+
+/// What a section held past [`MAX_SECTION_KEYS`]: how many keys, and the 0-based line of the
+/// first (0 when strict JSON on one line does not say).
+#[derive(Default)]
+struct Overflow {
+    keys: usize,
+    first_line: Option<usize>,
+    section: &'static str,
+}
+
+impl Overflow {
+    fn note(&mut self, section: &'static str, line: usize) {
+        if self.keys == 0 {
+            self.first_line = Some(line);
+            self.section = section;
+        }
+        self.keys += 1;
+    }
+}
+
 /// The first line each quoted key (`"key":`) stands on, found in one pass over the file: a
 /// search per key was quadratic (a 20,000-key file took 21 s).
 fn key_lines<'a>(lines: &[&'a str]) -> HashMap<&'a str, usize> {
@@ -45,27 +69,35 @@ fn key_lines<'a>(lines: &[&'a str]) -> HashMap<&'a str, usize> {
     out
 }
 
-fn strict(text: &str, lines: &[&str]) -> Option<Pairs> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+fn strict(lines: &[&str], overflow: &mut Overflow) -> Option<Pairs> {
+    let mut v: serde_json::Value = serde_json::from_str(&lines.join("\n")).ok()?;
     let key_lines = key_lines(lines);
     let mut out = Pairs::new();
     for section in ["test_info", "results"] {
-        let obj = v.get(section)?.as_object()?;
-        for (k, val) in obj {
+        let serde_json::Value::Object(obj) = v.get_mut(section)?.take() else {
+            return None;
+        };
+        // Consumed, not cloned: the document's memory is handed over key by key.
+        for (n, (k, val)) in obj.into_iter().enumerate() {
+            let line = key_lines.get(k.as_str()).copied().unwrap_or(0);
+            if n >= MAX_SECTION_KEYS {
+                overflow.note(section, line);
+                continue;
+            }
             let s = match val {
-                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::String(s) => s,
                 other => other.to_string(),
             };
-            let line = key_lines.get(k.as_str()).copied().unwrap_or(0);
             out.insert(format!("{section}.{k}"), (s, line));
         }
     }
     Some(out)
 }
 
-fn lenient(lines: &[&str]) -> Pairs {
+fn lenient(lines: &[&str], overflow: &mut Overflow) -> Pairs {
     let mut out = Pairs::new();
-    let mut section = String::new();
+    let mut section: Option<&'static str> = None;
+    let mut in_section = 0;
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim().trim_end_matches(',');
         let Some((k, v)) = t.split_once(':') else {
@@ -74,20 +106,50 @@ fn lenient(lines: &[&str]) -> Pairs {
         let k = k.trim().trim_matches('"');
         let v = v.trim().trim_matches('"');
         if v.starts_with('{') {
-            section = k.to_string();
+            // perftest's sections; keys of any other object are kept under its name too.
+            section = Some(match k {
+                "test_info" => "test_info",
+                "results" => "results",
+                _ => "other",
+            });
+            in_section = 0;
             continue;
         }
-        if !section.is_empty() && !k.is_empty() {
-            out.insert(format!("{section}.{k}"), (v.to_string(), i));
+        let Some(section) = section.filter(|_| !k.is_empty()) else {
+            continue;
+        };
+        in_section += 1;
+        if in_section > MAX_SECTION_KEYS {
+            overflow.note(section, i);
+            continue;
         }
+        out.insert(format!("{section}.{k}"), (v.to_string(), i));
     }
     out
 }
 
-/// Parses a whole `--out_json` file into one run.
-pub fn parse(source: &str, lines: &[&str]) -> Result<RunDraft, Problem> {
-    let text = lines.join("\n");
-    let pairs = strict(&text, lines).unwrap_or_else(|| lenient(lines));
+/// Parses a whole `--out_json` file into one run; keys past [`MAX_SECTION_KEYS`] go to
+/// `problems`.
+pub fn parse(
+    source: &str,
+    lines: &[&str],
+    problems: &mut Vec<Problem>,
+) -> Result<RunDraft, Problem> {
+    let mut overflow = Overflow::default();
+    let pairs = strict(lines, &mut overflow).unwrap_or_else(|| {
+        overflow = Overflow::default();
+        lenient(lines, &mut overflow)
+    });
+    if overflow.keys > 0 {
+        problems.push(Problem::new(
+            source,
+            overflow.first_line.unwrap_or(0) as u32 + 1,
+            format!(
+                "perftest JSON section {} has {} keys past the first {MAX_SECTION_KEYS}; they are skipped",
+                overflow.section, overflow.keys
+            ),
+        ));
+    }
     let get = |k: &str| pairs.get(k).map(|(v, _)| v.as_str());
     let num = |k: &str| {
         get(k)
