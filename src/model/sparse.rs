@@ -123,6 +123,7 @@ mod tests {
     use super::super::Measurement;
 
     #[test]
+    #[allow(clippy::field_reassign_with_default)] // the write through `DerefMut` is the point
     fn a_row_that_never_writes_a_sparse_column_allocates_none_and_compares_equal() {
         let plain = Measurement::default();
         let mut written = Measurement::default();

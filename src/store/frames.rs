@@ -342,7 +342,6 @@ mod tests {
                 loss_pct: Some(27.0),
                 cpu_local_pct: Some(28.0),
                 cpu_remote_pct: Some(29.0),
-                ..Default::default()
             }
             .into(),
         };

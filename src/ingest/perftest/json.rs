@@ -128,13 +128,8 @@ fn lenient(lines: &[&str], overflow: &mut Overflow) -> Pairs {
     out
 }
 
-/// Parses a whole `--out_json` file into one run; keys past [`MAX_SECTION_KEYS`] go to
-/// `problems`.
-pub fn parse(
-    source: &str,
-    lines: &[&str],
-    problems: &mut Vec<Problem>,
-) -> Result<RunDraft, Problem> {
+/// The file's key/value pairs, strict JSON first; keys past [`MAX_SECTION_KEYS`] are reported.
+fn pairs(source: &str, lines: &[&str], problems: &mut Vec<Problem>) -> Pairs {
     let mut overflow = Overflow::default();
     let pairs = strict(lines, &mut overflow).unwrap_or_else(|| {
         overflow = Overflow::default();
@@ -150,6 +145,17 @@ pub fn parse(
             ),
         ));
     }
+    pairs
+}
+
+/// Parses a whole `--out_json` file into one run; keys past [`MAX_SECTION_KEYS`] go to
+/// `problems`.
+pub fn parse(
+    source: &str,
+    lines: &[&str],
+    problems: &mut Vec<Problem>,
+) -> Result<RunDraft, Problem> {
+    let pairs = pairs(source, lines, problems);
     let get = |k: &str| pairs.get(k).map(|(v, _)| v.as_str());
     let num = |k: &str| {
         get(k)

@@ -7,12 +7,13 @@ use super::adapter::Block;
 use super::common::leading_number;
 use super::draft::status_of;
 use super::{Problem, RunDraft};
-use crate::model::{Measurement, Role, RunStatus};
+use crate::model::{Measurement, Role};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
 use regex::Regex;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
+
+mod json;
 
 crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
 
@@ -25,6 +26,7 @@ pub fn detect(lines: &[&str]) -> bool {
             || t.starts_with("iperf3: error")
             || t.starts_with("Accepted connection from ")
             || t.contains("\"intervals\":")
+            || json::is_stream_event(t)
             || t == "iperf Done."
     })
 }
@@ -154,8 +156,8 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
 /// Parses one block of iperf3 output (text or JSON).
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
     let (source, all, range, command) = block.parts();
-    if let Some(json_start) = range.clone().find(|&i| all[i].trim() == "{") {
-        return parse_json(source, all, range, json_start, command, problems);
+    if let Some(drafts) = json::parse_block(block, problems) {
+        return drafts;
     }
     let flag = |f: &str| command.and_then(|c| c.flags.get(f));
     let mut role = if flag("-s").is_some() {
@@ -228,180 +230,6 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         measurements: rows,
         ..RunDraft::new(crate::model::Tool::Iperf3, range)
     }]
-}
-
-fn f(v: &Value, k: &str) -> Option<f64> {
-    v.get(k).and_then(Value::as_f64)
-}
-
-fn u(v: &Value, k: &str) -> Option<u64> {
-    v.get(k).and_then(Value::as_u64)
-}
-
-/// One interval or summary object (`{"start":..,"end":..,"bytes":..,"bits_per_second":..}`).
-fn json_point(v: &Value, stream: String, kind: &str, line: usize) -> Measurement {
-    let omitted = v.get("omitted").and_then(Value::as_bool) == Some(true);
-    Measurement {
-        line: line as u32 + 1,
-        raw_text: v.to_string(),
-        raw_unit: "bits_per_second (JSON)".into(),
-        bw_avg_gbps: f(v, "bits_per_second").map(|b| b / 1e9),
-        sparse: crate::model::Sparse {
-            interval_start_s: f(v, "start"),
-            interval_end_s: f(v, "end"),
-            stream: Some(stream),
-            row_kind: Some(if omitted { "omitted" } else { kind }.into()),
-            transfer_bytes: f(v, "bytes"),
-            retransmits: u(v, "retransmits"),
-            cwnd_bytes: f(v, "snd_cwnd"),
-            rtt_us: f(v, "rtt"),
-            jitter_ms: f(v, "jitter_ms"),
-            lost: u(v, "lost_packets"),
-            total: u(v, "packets"),
-            loss_pct: f(v, "lost_percent"),
-            ..Default::default()
-        }
-        .into(),
-        ..Measurement::default()
-    }
-}
-
-fn parse_json(
-    source: &str,
-    all: &[&str],
-    range: std::ops::Range<usize>,
-    json_start: usize,
-    command: Option<&crate::model::CommandLine>,
-    problems: &mut Vec<Problem>,
-) -> Vec<RunDraft> {
-    let notes: Vec<String> = (range.start..json_start)
-        .filter(|&i| !all[i].trim().is_empty())
-        .map(|i| format!("line {}: {}", i + 1, all[i].trim()))
-        .collect();
-    let text = all[json_start..range.end].join("\n");
-    let doc: Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => {
-            problems.push(Problem::new(
-                source,
-                (json_start + e.line()) as u32,
-                format!(
-                    "iperf3 JSON document starting at line {} is not valid JSON ({e}); truncated?",
-                    json_start + 1
-                ),
-            ));
-            return Vec::new();
-        }
-    };
-    let start = &doc["start"];
-    let test_start = &start["test_start"];
-    let udp = test_start["protocol"].as_str() == Some("UDP")
-        || command.is_some_and(|c| c.flags.contains_key("-u"));
-    let accepted = start.get("accepted_connection").is_some();
-    let server_flag = command.is_some_and(|c| c.flags.contains_key("-s"));
-    let role = if start.get("connecting_to").is_none() && (accepted || server_flag) {
-        Role::Server
-    } else {
-        Role::Client
-    };
-    let facts = json_facts(start);
-    let rows = json_rows(&doc, json_start);
-    let error = doc["error"].as_str().map(str::to_string);
-    let status = match (&error, rows.is_empty()) {
-        (_, false) => RunStatus::Ok,
-        (Some(_), true) => RunStatus::Failed,
-        (None, true) => RunStatus::NoResults,
-    };
-    vec![RunDraft {
-        test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
-        role,
-        status,
-        facts,
-        notes,
-        error,
-        measurements: rows,
-        ..RunDraft::new(crate::model::Tool::Iperf3, range)
-    }]
-}
-
-/// The test's setup from the JSON `start` object.
-fn json_facts(start: &Value) -> BTreeMap<String, String> {
-    let test_start = &start["test_start"];
-    let mut facts = BTreeMap::new();
-    for (k, v) in [
-        ("version", &start["version"]),
-        ("system_info", &start["system_info"]),
-        ("num_streams", &test_start["num_streams"]),
-        ("blksize", &test_start["blksize"]),
-        ("duration", &test_start["duration"]),
-        ("reverse", &test_start["reverse"]),
-        ("bidir", &test_start["bidir"]),
-        ("tcp_mss_default", &start["tcp_mss_default"]),
-    ] {
-        if !v.is_null() {
-            facts.insert(
-                k.to_string(),
-                v.as_str().map_or_else(|| v.to_string(), str::to_string),
-            );
-        }
-    }
-    facts
-}
-
-/// Every interval and summary of every stream (and their sums), in document order; the
-/// summaries carry the CPU use of both hosts.
-fn json_rows(doc: &Value, json_start: usize) -> Vec<Measurement> {
-    let bidir = doc["start"]["test_start"]["bidir"].as_u64() == Some(1);
-    let socket_name = |s: &Value| {
-        let id = s.get("socket").map_or_else(String::new, |v| v.to_string());
-        match s.get("sender").and_then(Value::as_bool) {
-            Some(true) if bidir => format!("{id} TX"),
-            Some(false) if bidir => format!("{id} RX"),
-            _ => id,
-        }
-    };
-    let mut rows = Vec::new();
-    for interval in doc["intervals"].as_array().into_iter().flatten() {
-        for s in interval["streams"].as_array().into_iter().flatten() {
-            rows.push(json_point(s, socket_name(s), "interval", json_start));
-        }
-        for key in ["sum", "sum_bidir_reverse"] {
-            if let Some(sum) = interval.get(key) {
-                let name = if key == "sum" { "SUM" } else { "SUM RX" };
-                rows.push(json_point(sum, name.into(), "interval", json_start));
-            }
-        }
-    }
-    let end = &doc["end"];
-    for s in end["streams"].as_array().into_iter().flatten() {
-        for (key, kind) in [
-            ("sender", "sender"),
-            ("receiver", "receiver"),
-            ("udp", "receiver"),
-        ] {
-            if let Some(v) = s.get(key) {
-                rows.push(json_point(v, socket_name(v), kind, json_start));
-            }
-        }
-    }
-    for (key, kind) in [
-        ("sum_sent", "sender"),
-        ("sum_received", "receiver"),
-        ("sum", "receiver"),
-    ] {
-        if let Some(v) = end.get(key) {
-            rows.push(json_point(v, "SUM".into(), kind, json_start));
-        }
-    }
-    let cpu = &end["cpu_utilization_percent"];
-    for m in rows
-        .iter_mut()
-        .filter(|m| m.row_kind.as_deref() != Some("interval"))
-    {
-        m.cpu_local_pct = f(cpu, "host_total");
-        m.cpu_remote_pct = f(cpu, "remote_total");
-    }
-    rows
 }
 
 #[cfg(test)]

@@ -1,0 +1,404 @@
+//! iperf3's JSON: `-J` documents (one, or the same one twice as iperf3 3.16 and 3.17 print
+//! it, or several runs' documents one after another; `nan` values of old builds) and
+//! `--json-stream` (iperf3 3.17+: one `{"event": …, "data": …}` object per line, so each
+//! interval row has its own line).
+
+use crate::ingest::adapter::Block;
+use crate::ingest::{Problem, RunDraft};
+use crate::model::{CommandLine, Measurement, Role, RunStatus};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// Reads the block when it holds iperf3 JSON of either form; `None` when it is text.
+pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<RunDraft>> {
+    let (source, all, range, command) = block.parts();
+    if range.clone().any(|i| is_stream_event(all[i])) {
+        return Some(stream(source, all, range, command, problems));
+    }
+    let json_start = range.clone().find(|&i| all[i].trim() == "{")?;
+    Some(documents(source, all, range, json_start, command, problems))
+}
+
+/// A `--json-stream` line: `{"event":"start","data":{…}}`.
+pub fn is_stream_event(line: &str) -> bool {
+    line.trim_start().starts_with("{\"event\":")
+}
+
+/// Where a document's rows stand: the line of each interval (one line for all of a `-J`
+/// document, its own line in a stream) and of the end summary.
+struct Lines {
+    intervals: Vec<usize>,
+    first: usize,
+    end: usize,
+}
+
+impl Lines {
+    fn interval(&self, k: usize) -> usize {
+        self.intervals.get(k).copied().unwrap_or(self.first)
+    }
+}
+
+/// 0-based line in `all` of byte `offset` of `text`, the lines from `first` joined by `\n`.
+fn line_of(all: &[&str], first: usize, offset: usize) -> usize {
+    let mut at = 0;
+    for (i, l) in all[first..].iter().enumerate() {
+        at += l.len() + 1;
+        if offset < at {
+            return first + i;
+        }
+    }
+    all.len().saturating_sub(1)
+}
+
+static NAN: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"(:\s*)-?(?:nan|inf)\b").expect("nan regex"));
+
+/// iperf3 builds with an old cJSON print a NaN as `nan` or `-nan` (a UDP interval without
+/// packets has a lost percentage of 0/0), which is not JSON. Such values read as missing, and
+/// the lines they stood on are returned for a note.
+fn without_nan(text: &str, first: usize) -> Option<(String, Vec<usize>)> {
+    let mut changed = Vec::new();
+    let out: Vec<String> = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            let fixed = NAN.replace_all(l, "${1}null");
+            if fixed != l {
+                changed.push(first + i);
+            }
+            fixed.into_owned()
+        })
+        .collect();
+    (!changed.is_empty()).then(|| (out.join("\n"), changed))
+}
+
+/// The documents of a `-J` block, in order, each with the byte offset it starts at, and the
+/// error that stopped the reading, if any.
+fn read_documents(text: &str) -> (Vec<(usize, Value)>, Option<serde_json::Error>) {
+    let mut docs = Vec::new();
+    let mut it = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    loop {
+        let at = it.byte_offset();
+        match it.next() {
+            None => return (docs, None),
+            Some(Ok(v)) => {
+                let skipped = text[at..].len() - text[at..].trim_start().len();
+                docs.push((at + skipped, v));
+            }
+            Some(Err(e)) => return (docs, Some(e)),
+        }
+    }
+}
+
+fn documents(
+    source: &str,
+    all: &[&str],
+    range: std::ops::Range<usize>,
+    json_start: usize,
+    command: Option<&CommandLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let mut notes: Vec<String> = (range.start..json_start)
+        .filter(|&i| !all[i].trim().is_empty())
+        .map(|i| format!("line {}: {}", i + 1, all[i].trim()))
+        .collect();
+    let text = all[json_start..range.end].join("\n");
+    let (mut docs, mut error) = read_documents(&text);
+    if error.is_some() {
+        if let Some((fixed, lines)) = without_nan(&text, json_start) {
+            let (d, e) = read_documents(&fixed);
+            if d.len() > docs.len() {
+                (docs, error) = (d, e);
+                notes.extend(
+                    lines.iter().map(|l| {
+                        format!("line {}: nan is not JSON; read as a missing value", l + 1)
+                    }),
+                );
+            }
+        }
+    }
+    if let Some(why) = error {
+        // serde counts lines from the start of the text, 1-based.
+        let line = (json_start + why.line())
+            .saturating_sub(1)
+            .min(range.end.saturating_sub(1));
+        let message = if docs.is_empty() {
+            format!(
+                "iperf3 JSON document starting at line {} is not valid JSON ({why}); truncated?",
+                json_start + 1
+            )
+        } else {
+            format!("text after the iperf3 JSON document is not JSON ({why}); not read")
+        };
+        problems.push(Problem::new(source, line as u32 + 1, message));
+    }
+    let mut drafts: Vec<RunDraft> = Vec::new();
+    let mut first: Option<&Value> = None;
+    let starts: Vec<usize> = docs
+        .iter()
+        .map(|(at, _)| line_of(all, json_start, *at))
+        .collect();
+    for (k, (_, doc)) in docs.iter().enumerate() {
+        if first == Some(doc) {
+            // iperf3 3.16 and 3.17 print the whole -J document twice (esnet/iperf#1688).
+            if let Some(d) = drafts.last_mut() {
+                d.notes.push(format!(
+                    "line {}: the same JSON document again (iperf3 3.16/3.17 print -J output twice); read once",
+                    starts[k] + 1
+                ));
+            }
+            continue;
+        }
+        first = Some(doc);
+        let (from, lines_from) = if k == 0 {
+            (range.start, json_start)
+        } else {
+            (starts[k], starts[k])
+        };
+        // A run's lines end where the next document starts, its copy included: a log with
+        // the document twice is the same run as one with it once.
+        let to = starts.get(k + 1).copied().unwrap_or(range.end);
+        let lines = Lines {
+            intervals: Vec::new(),
+            first: lines_from,
+            end: lines_from,
+        };
+        let notes = if k == 0 {
+            std::mem::take(&mut notes)
+        } else {
+            Vec::new()
+        };
+        drafts.push(draft(doc, &lines, from..to, command, notes));
+    }
+    drafts
+}
+
+/// `--json-stream`: the events of one test, one per line.
+fn stream(
+    source: &str,
+    all: &[&str],
+    range: std::ops::Range<usize>,
+    command: Option<&CommandLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<RunDraft> {
+    let mut start = Value::Null;
+    let mut intervals = Vec::new();
+    let mut lines = Lines {
+        intervals: Vec::new(),
+        first: range.start,
+        end: range.start,
+    };
+    let mut end = Value::Null;
+    let mut error: Option<String> = None;
+    let mut notes = Vec::new();
+    for i in range.clone() {
+        let t = all[i].trim();
+        if t.is_empty() {
+            continue;
+        }
+        if !is_stream_event(t) {
+            notes.push(format!("line {}: {t}", i + 1));
+            continue;
+        }
+        let mut event: Value = match serde_json::from_str(t) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(Problem::new(
+                    source,
+                    i as u32 + 1,
+                    format!("iperf3 --json-stream event is not valid JSON ({e}); truncated?"),
+                ));
+                continue;
+            }
+        };
+        let data = event["data"].take();
+        match event["event"].as_str() {
+            Some("start") => (start, lines.first) = (data, i),
+            Some("interval") => {
+                intervals.push(data);
+                lines.intervals.push(i);
+            }
+            Some("end") => (end, lines.end) = (data, i),
+            Some("error") => {
+                let why = data
+                    .as_str()
+                    .map_or_else(|| data.to_string(), str::to_string);
+                error = Some(match error {
+                    Some(e) => format!("{e}\n{why}"),
+                    None => why,
+                });
+            }
+            // `server_output_json` / `server_output_text` (--get-server-output) and events of
+            // later versions: the server's own capture is its own run.
+            Some(other) => notes.push(format!("line {}: {other} event not read", i + 1)),
+            None => notes.push(format!("line {}: event without a name not read", i + 1)),
+        }
+    }
+    let mut doc = serde_json::json!({ "start": start, "intervals": intervals, "end": end });
+    if let Some(e) = error {
+        doc["error"] = Value::String(e);
+    }
+    vec![draft(&doc, &lines, range, command, notes)]
+}
+
+/// One run from a document (or the document a stream adds up to).
+fn draft(
+    doc: &Value,
+    lines: &Lines,
+    range: std::ops::Range<usize>,
+    command: Option<&CommandLine>,
+    notes: Vec<String>,
+) -> RunDraft {
+    let start = &doc["start"];
+    let test_start = &start["test_start"];
+    let udp = test_start["protocol"].as_str() == Some("UDP")
+        || command.is_some_and(|c| c.flags.contains_key("-u"));
+    let accepted = start.get("accepted_connection").is_some();
+    let server_flag = command.is_some_and(|c| c.flags.contains_key("-s"));
+    let role = if start.get("connecting_to").is_none() && (accepted || server_flag) {
+        Role::Server
+    } else {
+        Role::Client
+    };
+    let facts = json_facts(start);
+    let rows = json_rows(doc, lines);
+    let error = doc["error"].as_str().map(str::to_string);
+    let status = match (&error, rows.is_empty()) {
+        (_, false) => RunStatus::Ok,
+        (Some(_), true) => RunStatus::Failed,
+        (None, true) => RunStatus::NoResults,
+    };
+    RunDraft {
+        test: Some(if udp { "iperf3_udp" } else { "iperf3_tcp" }.into()),
+        role,
+        status,
+        facts,
+        notes,
+        error,
+        measurements: rows,
+        ..RunDraft::new(crate::model::Tool::Iperf3, range)
+    }
+}
+
+fn f(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64)
+}
+
+fn u(v: &Value, k: &str) -> Option<u64> {
+    v.get(k).and_then(Value::as_u64)
+}
+
+/// One interval or summary object (`{"start":..,"end":..,"bytes":..,"bits_per_second":..}`).
+fn json_point(v: &Value, stream: String, kind: &str, line: usize) -> Measurement {
+    let omitted = v.get("omitted").and_then(Value::as_bool) == Some(true);
+    Measurement {
+        line: line as u32 + 1,
+        raw_text: v.to_string(),
+        raw_unit: "bits_per_second (JSON)".into(),
+        bw_avg_gbps: f(v, "bits_per_second").map(|b| b / 1e9),
+        sparse: crate::model::Sparse {
+            interval_start_s: f(v, "start"),
+            interval_end_s: f(v, "end"),
+            stream: Some(stream),
+            row_kind: Some(if omitted { "omitted" } else { kind }.into()),
+            transfer_bytes: f(v, "bytes"),
+            retransmits: u(v, "retransmits"),
+            cwnd_bytes: f(v, "snd_cwnd"),
+            rtt_us: f(v, "rtt"),
+            jitter_ms: f(v, "jitter_ms"),
+            lost: u(v, "lost_packets"),
+            total: u(v, "packets"),
+            loss_pct: f(v, "lost_percent"),
+            ..Default::default()
+        }
+        .into(),
+        ..Measurement::default()
+    }
+}
+
+/// The test's setup from the JSON `start` object.
+fn json_facts(start: &Value) -> BTreeMap<String, String> {
+    let test_start = &start["test_start"];
+    let mut facts = BTreeMap::new();
+    for (k, v) in [
+        ("version", &start["version"]),
+        ("system_info", &start["system_info"]),
+        ("num_streams", &test_start["num_streams"]),
+        ("blksize", &test_start["blksize"]),
+        ("duration", &test_start["duration"]),
+        ("reverse", &test_start["reverse"]),
+        ("bidir", &test_start["bidir"]),
+        ("tcp_mss_default", &start["tcp_mss_default"]),
+    ] {
+        if !v.is_null() {
+            facts.insert(
+                k.to_string(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_string),
+            );
+        }
+    }
+    facts
+}
+
+/// Every interval and summary of every stream (and their sums), in document order; the
+/// summaries carry the CPU use of both hosts.
+fn json_rows(doc: &Value, lines: &Lines) -> Vec<Measurement> {
+    let bidir = doc["start"]["test_start"]["bidir"].as_u64() == Some(1);
+    let socket_name = |s: &Value| {
+        let id = s.get("socket").map_or_else(String::new, |v| v.to_string());
+        match s.get("sender").and_then(Value::as_bool) {
+            Some(true) if bidir => format!("{id} TX"),
+            Some(false) if bidir => format!("{id} RX"),
+            _ => id,
+        }
+    };
+    let mut rows = Vec::new();
+    for (k, interval) in doc["intervals"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let line = lines.interval(k);
+        for s in interval["streams"].as_array().into_iter().flatten() {
+            rows.push(json_point(s, socket_name(s), "interval", line));
+        }
+        for key in ["sum", "sum_bidir_reverse"] {
+            if let Some(sum) = interval.get(key) {
+                let name = if key == "sum" { "SUM" } else { "SUM RX" };
+                rows.push(json_point(sum, name.into(), "interval", line));
+            }
+        }
+    }
+    let end = &doc["end"];
+    for s in end["streams"].as_array().into_iter().flatten() {
+        for (key, kind) in [
+            ("sender", "sender"),
+            ("receiver", "receiver"),
+            ("udp", "receiver"),
+        ] {
+            if let Some(v) = s.get(key) {
+                rows.push(json_point(v, socket_name(v), kind, lines.end));
+            }
+        }
+    }
+    for (key, kind) in [
+        ("sum_sent", "sender"),
+        ("sum_received", "receiver"),
+        ("sum", "receiver"),
+    ] {
+        if let Some(v) = end.get(key) {
+            rows.push(json_point(v, "SUM".into(), kind, lines.end));
+        }
+    }
+    let cpu = &end["cpu_utilization_percent"];
+    for m in rows
+        .iter_mut()
+        .filter(|m| m.row_kind.as_deref() != Some("interval"))
+    {
+        m.cpu_local_pct = f(cpu, "host_total");
+        m.cpu_remote_pct = f(cpu, "remote_total");
+    }
+    rows
+}
