@@ -1,7 +1,7 @@
 //! perftest (`ib_send_bw`, `ib_read_bw`, `ib_write_bw`, `ib_atomic_bw`, the `_lat` tools and
 //! `raw_ethernet_bw`) text output: banner, address lines, waiting box, BW and latency tables
 //! in every known layout, warnings inside tables and copy-and-paste damage. Also `--out_json`
-//! files (see [`json`]).
+//! files (see [`json`]) and the bare numbers of `--output=…` (see [`terse`]).
 //!
 //! The parser walks a block line by line; each line is classified by the small parsers in
 //! [`lines`]. A run starts at the waiting box, banner or table header and ends at the next
@@ -11,6 +11,7 @@
 mod draft;
 pub mod json;
 pub mod lines;
+mod terse;
 mod walk;
 
 pub use draft::latency_in_cycles;

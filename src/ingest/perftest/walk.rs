@@ -9,6 +9,9 @@ use crate::ingest::{Problem, RunDraft};
 
 /// Parses one block; `block.named` is true when the prompt named a perftest program.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
+    if let Some(drafts) = super::terse::parse_block(block, problems) {
+        return drafts;
+    }
     let mut w = Walker {
         source: block.source,
         all: block.lines,
