@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Import benchmark: parse throughput (MB/s of transcript text, one core) and peak memory.
-# Builds a corpus of copies of the seed transcripts (SIZE_MB, default 64), then times
-#   1. `linkperf import --dry-run` (parse only) over the corpus,
-#   2. the same over one large file (the corpus concatenated), to show memory follows the
-#      largest file, and
-#   3. a full import into a fresh Parquet store.
+# Import benchmark: parse throughput (MB/s of transcript text) and peak memory.
+# Builds a corpus of copies of the seed transcripts (SIZE_MB, default 64) and of the iperf /
+# qperf loopback recordings, then times
+#   1. `linkperf import --dry-run -j 1` (parse only, one thread) over the perftest corpus, and
+#      with one thread per core (-j 0): the scaling with cores,
+#   2. one large file (the corpus concatenated), to show memory follows the largest file,
+#   3. the iperf / qperf corpus on one thread, and
+#   4. a full import into a fresh Parquet store (all cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${SIZE_MB:-64}"
@@ -22,6 +24,15 @@ while [ "$total" -lt $((size_mb * 1000000)) ]; do
   done
 done
 cat "$work"/corpus/* > "$work/one-big-file.txt"
+mkdir -p "$work/tcp"
+mapfile -t tcp < <(ls fixtures/iperf2/*.txt fixtures/iperf3/*.txt fixtures/qperf/loopback/*.txt)
+tcp_total=0 j=0
+while [ "$tcp_total" -lt $((size_mb * 1000000 / 4)) ]; do
+  for s in "${tcp[@]}"; do
+    cp "$s" "$work/tcp/$(printf '%06d' $j)-$(basename "$s")"
+    tcp_total=$((tcp_total + $(stat -c %s "$s"))); j=$((j + 1))
+  done
+done
 
 measure() { # label, bytes, command...
   local label=$1 bytes=$2; shift 2
@@ -35,7 +46,10 @@ rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(f"{label:<34} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss:7.1f} MiB")
 PY
 }
-echo "linkperf import benchmark ($i files, single-threaded parser, $profile profile)"
-measure "parse corpus (--dry-run)" "$total" "$bin" import --dry-run "$work/corpus"
-measure "parse one $size_mb MB file (--dry-run)" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
+cores=$(nproc)
+echo "linkperf import benchmark ($i perftest files, $j iperf/qperf files, $cores cores, $profile profile)"
+measure "parse corpus, 1 thread" "$total" "$bin" import --dry-run -j 1 "$work/corpus"
+measure "parse corpus, $cores threads" "$total" "$bin" import --dry-run -j 0 "$work/corpus"
+measure "parse one $size_mb MB file" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
+measure "parse iperf/qperf corpus, 1 thread" "$tcp_total" "$bin" import --dry-run -j 1 "$work/tcp"
 measure "import corpus into a Parquet store" "$total" "$bin" --store "$work/store" import "$work/corpus"

@@ -232,6 +232,10 @@ pub struct ImportArgs {
     /// Parse and report, but store nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Threads reading and parsing files (0: one per core). The store and the summary are the
+    /// same for any count.
+    #[arg(long, short = 'j', default_value_t = 0, env = "LINKPERF_JOBS")]
+    pub jobs: usize,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -1,6 +1,7 @@
-//! The one import pipeline, used by `linkperf import` and `linkperf run`: read each file, parse
-//! it, attach the labels, and hand its runs to one store transaction as they are read (memory
-//! stays bounded by the largest file). What could not be read is collected, never dropped.
+//! The one import pipeline, used by `linkperf import` and `linkperf run`: read and parse the
+//! files on every core ([`parallel`]), attach the labels, and hand each file's runs to one store
+//! transaction in the files' order as they are read (memory stays bounded by a window of files).
+//! What could not be read is collected, never dropped.
 
 use crate::benchlog::write::Rendered;
 use crate::ingest::{self, Problem};
@@ -61,6 +62,9 @@ pub enum Mode {
 pub struct Options<'a> {
     pub labels: &'a BTreeMap<String, String>,
     pub mode: Mode,
+    /// Threads that read and parse files (0: one per core). The store sees the files in the
+    /// order given whatever the count, so the result does not depend on it.
+    pub jobs: usize,
     /// Called after the batch is written and before it is published. A test-only seam: the
     /// crash test passes a hook that aborts the process there, as a killed import would die.
     pub before_commit: Option<fn()>,
@@ -94,12 +98,9 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         files: files.len(),
         ..Imported::default()
     };
-    for f in files {
-        let source = f.display().to_string();
-        let bytes = std::fs::read(f).with_context(|| format!("{source}: cannot read"))?;
-        out.bytes += bytes.len();
-        let result = ingest::parse_bytes(&source, &bytes);
-        drop(bytes);
+    parallel::parse_in_order(files, options.jobs, |parsed| {
+        let (source, result) = (parsed.source, parsed.result);
+        out.bytes += parsed.bytes;
         let mut runs = result.runs;
         for r in &mut runs {
             r.labels
@@ -115,7 +116,8 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
             None if options.mode == Mode::Strict => pending.extend(runs),
             None => {}
         }
-    }
+        Ok(())
+    })?;
     let before_commit = options.before_commit.unwrap_or(|| {});
     out.stored = match (tx, options.mode) {
         (Some(tx), _) => Some(tx.commit_after(before_commit)?),
@@ -197,5 +199,6 @@ pub fn bench_run(
     Ok(run)
 }
 
+pub mod parallel;
 #[cfg(test)]
 mod tests;

@@ -163,6 +163,7 @@ fn killed_import_leaves_store_readable() {
         let options = Options {
             labels: &Default::default(),
             mode: Mode::Store,
+            jobs: 1,
             before_commit: Some(|| std::process::abort()),
         };
         import(Path::new(&store), &[SEED_000.into()], &options).unwrap();

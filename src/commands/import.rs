@@ -22,6 +22,7 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
         &pipeline::Options {
             labels: &labels,
             mode,
+            jobs: args.jobs,
             before_commit: None,
         },
     )?;

@@ -108,6 +108,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         &pipeline::Options {
             labels: &labels,
             mode: pipeline::Mode::Store,
+            jobs: 0,
             before_commit: None,
         },
     )?;
