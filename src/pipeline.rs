@@ -98,26 +98,38 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         files: files.len(),
         ..Imported::default()
     };
-    parallel::parse_in_order(files, options.jobs, |parsed| {
-        let (source, result) = (parsed.source, parsed.result);
-        out.bytes += parsed.bytes;
-        let mut runs = result.runs;
-        for r in &mut runs {
+    let keep_runs = options.mode != Mode::DryRun;
+    let prepare = |source: String, bytes: usize, mut result: ingest::FileResult| {
+        for r in &mut result.runs {
             r.labels
                 .extend(options.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
-        out.count(&runs);
-        out.problems.extend(result.problems);
-        out.nothing
-            .extend(result.nothing.map(|why| (source.clone(), why)));
-        out.unreadable_blocks += result.unreadable_blocks;
-        match tx.as_mut() {
-            Some(tx) => tx.add(runs)?,
-            None if options.mode == Mode::Strict => pending.extend(runs),
-            None => {}
+        let tally = Tally::of(&result.runs);
+        if !keep_runs {
+            // Freed on the parsing thread, not by the one that collects.
+            result.runs = Vec::new();
         }
-        Ok(())
-    })?;
+        (source, bytes, result, tally)
+    };
+    parallel::parse_in_order(
+        files,
+        options.jobs,
+        prepare,
+        |(source, bytes, result, tally)| {
+            out.bytes += bytes;
+            out.add(tally);
+            out.problems.extend(result.problems);
+            out.nothing
+                .extend(result.nothing.map(|why| (source.clone(), why)));
+            out.unreadable_blocks += result.unreadable_blocks;
+            match tx.as_mut() {
+                Some(tx) => tx.add(result.runs)?,
+                None if options.mode == Mode::Strict => pending.extend(result.runs),
+                None => {}
+            }
+            Ok(())
+        },
+    )?;
     let before_commit = options.before_commit.unwrap_or(|| {});
     out.stored = match (tx, options.mode) {
         (Some(tx), _) => Some(tx.commit_after(before_commit)?),
@@ -131,23 +143,46 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
     Ok(out)
 }
 
-impl Imported {
-    fn count(&mut self, runs: &[Run]) {
-        self.runs += runs.len();
-        self.rows += runs.iter().map(|r| r.measurements.len()).sum::<usize>();
-        for r in runs.iter().filter(|r| r.status == RunStatus::Failed) {
-            let error = r
-                .error
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("");
-            self.failed.push(format!(
-                "{}:{}: {} {} failed: {error}",
-                r.source, r.line, r.tool, r.test
-            ));
+/// What the summary says of one file's runs.
+struct Tally {
+    runs: usize,
+    rows: usize,
+    /// `file:line: tool test failed: first error line`, per failed run.
+    failed: Vec<String>,
+}
+
+impl Tally {
+    fn of(runs: &[Run]) -> Tally {
+        let failed = runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Failed)
+            .map(|r| {
+                let error = r
+                    .error
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("");
+                format!(
+                    "{}:{}: {} {} failed: {error}",
+                    r.source, r.line, r.tool, r.test
+                )
+            })
+            .collect();
+        Tally {
+            runs: runs.len(),
+            rows: runs.iter().map(|r| r.measurements.len()).sum(),
+            failed,
         }
+    }
+}
+
+impl Imported {
+    fn add(&mut self, tally: Tally) {
+        self.runs += tally.runs;
+        self.rows += tally.rows;
+        self.failed.extend(tally.failed);
     }
 }
 

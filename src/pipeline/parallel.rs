@@ -15,22 +15,16 @@ use std::sync::{mpsc, Condvar, Mutex};
 /// How many files per worker may be parsed ahead of the one the store writer takes next.
 const WINDOW_PER_JOB: usize = 2;
 
-/// One file, read and parsed.
-pub struct Parsed {
-    pub source: String,
-    pub bytes: usize,
-    pub result: FileResult,
-}
-
-fn read_and_parse(path: &PathBuf) -> Result<Parsed> {
+/// Reads and parses one file, then hands (its path as reported, its size, what it held) to
+/// `prepare` on the same thread.
+fn read_and_parse<T>(
+    path: &PathBuf,
+    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+) -> Result<T> {
     let source = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("{source}: cannot read"))?;
     let result = ingest::parse_bytes(&source, &bytes);
-    Ok(Parsed {
-        bytes: bytes.len(),
-        source,
-        result,
-    })
+    Ok(prepare(source, bytes.len(), result))
 }
 
 /// The number of worker threads for `jobs` (0: one per available core).
@@ -41,28 +35,33 @@ pub fn threads(jobs: usize) -> usize {
     }
 }
 
-/// Parses `files` on `jobs` threads and hands each to `take` in order. The first error (a file
-/// that cannot be read, or one `take` returns) stops the workers and is returned.
-pub fn parse_in_order(
+/// Parses `files` on `jobs` threads, runs `prepare` on each result on the thread that parsed it
+/// (what can be done per file, and dropping what is not kept, costs the store writer nothing),
+/// and hands each to `take` in the files' order. The first error (a file that cannot be read,
+/// or one `take` returns) stops the workers and is returned.
+pub fn parse_in_order<T: Send>(
     files: &[PathBuf],
     jobs: usize,
-    mut take: impl FnMut(Parsed) -> Result<()>,
+    prepare: impl Fn(String, usize, FileResult) -> T + Sync,
+    mut take: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let jobs = threads(jobs).clamp(1, files.len().max(1));
     if jobs == 1 {
         // No thread to start for one file or one job.
-        return files.iter().try_for_each(|f| take(read_and_parse(f)?));
+        return files
+            .iter()
+            .try_for_each(|f| take(read_and_parse(f, &prepare)?));
     }
     let window = jobs * WINDOW_PER_JOB;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     // The number of files the consumer has taken, and a wake-up for workers waiting on it.
     let taken = (Mutex::new(0usize), Condvar::new());
-    let (tx, rx) = mpsc::sync_channel::<(usize, Result<Parsed>)>(jobs);
+    let (tx, rx) = mpsc::sync_channel::<(usize, Result<T>)>(jobs);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, stop, taken) = (&next, &stop, &taken);
+            let (next, stop, taken, prepare) = (&next, &stop, &taken, &prepare);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 if i >= files.len() {
@@ -74,7 +73,9 @@ pub fn parse_in_order(
                         done = taken.1.wait(done).expect("import window lock");
                     }
                 }
-                if stop.load(Ordering::SeqCst) || tx.send((i, read_and_parse(&files[i]))).is_err() {
+                if stop.load(Ordering::SeqCst)
+                    || tx.send((i, read_and_parse(&files[i], prepare))).is_err()
+                {
                     return;
                 }
             });
@@ -89,10 +90,10 @@ pub fn parse_in_order(
 }
 
 /// Takes the results in file order as they arrive.
-fn consume(
-    rx: mpsc::Receiver<(usize, Result<Parsed>)>,
+fn consume<T>(
+    rx: mpsc::Receiver<(usize, Result<T>)>,
     taken: &(Mutex<usize>, Condvar),
-    take: &mut impl FnMut(Parsed) -> Result<()>,
+    take: &mut impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let mut waiting = BTreeMap::new();
     let mut want = 0;
