@@ -7,44 +7,40 @@
 //! to that flow; ARCHITECTURE.md draws the layers.
 
 pub mod benchlog;
-#[cfg(feature = "store")]
-pub mod changepoint;
-#[cfg(feature = "store")]
-pub mod cli;
-#[cfg(feature = "store")]
-pub mod columns;
-#[cfg(feature = "store")]
-pub mod commands;
-#[cfg(feature = "store")]
-pub mod compare;
-#[cfg(feature = "store")]
-pub mod config;
-#[cfg(feature = "store")]
-pub mod exit;
-#[cfg(feature = "store")]
-pub mod export;
-#[cfg(feature = "store")]
-pub mod format;
-#[cfg(feature = "store")]
-pub mod gate;
 pub mod ingest;
-#[cfg(feature = "store")]
-pub mod metric;
 pub mod model;
-#[cfg(feature = "store")]
-pub mod normalize;
-#[cfg(feature = "store")]
-pub mod pipeline;
-#[cfg(feature = "store")]
-pub mod report;
-#[cfg(feature = "store")]
-pub mod runner;
-#[cfg(feature = "store")]
-pub mod selection;
 pub mod stats;
-#[cfg(feature = "store")]
-pub mod store;
-#[cfg(feature = "store")]
-pub mod trend;
 pub mod units;
 pub mod verbs;
+
+/// The modules over the Parquet store (polars) and the commands: the `store` feature, on by
+/// default. Without it the crate is the parsers alone, which is what the fuzz targets build.
+macro_rules! with_store {
+    ($($module:ident),* $(,)?) => {
+        $(
+            #[cfg(feature = "store")]
+            pub mod $module;
+        )*
+    };
+}
+
+with_store!(
+    changepoint,
+    cli,
+    columns,
+    commands,
+    compare,
+    config,
+    exit,
+    export,
+    format,
+    gate,
+    metric,
+    normalize,
+    pipeline,
+    report,
+    runner,
+    selection,
+    store,
+    trend,
+);

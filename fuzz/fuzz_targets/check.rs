@@ -2,7 +2,8 @@
 //! What every fuzz target asserts beyond "no panic": whatever a parser reports points at a
 //! line of its input, and every file ends up as runs or as a reason it yielded none.
 
-use linkperf::ingest::{FileResult, Problem};
+use linkperf::ingest::adapter::Block;
+use linkperf::ingest::{FileResult, Problem, RunDraft};
 use linkperf::model::Run;
 
 /// Lines a problem or a row may name: the file's lines, plus one past the end (a file cut off
@@ -50,4 +51,37 @@ pub fn file_result(result: &FileResult, limit: u32) {
         result.nothing.is_some(),
         "a file with no run must say why"
     );
+}
+
+/// Decodes `bytes` as an import does, reads them as one block with `parse` (as a prompt naming
+/// the tool would hand them over), and checks what it reports. Input the import rejects before
+/// any parser (empty, binary) is skipped.
+pub fn parse_as_block(
+    bytes: &[u8],
+    parse: impl FnOnce(&Block, &mut Vec<Problem>) -> Vec<RunDraft>,
+) {
+    let Ok(decoded) = linkperf::ingest::text::decode(bytes) else {
+        return;
+    };
+    let lines = decoded.lines();
+    let block = Block {
+        source: "fuzz.txt",
+        lines: &lines,
+        range: 0..lines.len(),
+        command: None,
+        named: true,
+    };
+    let mut problems = Vec::new();
+    let drafts = parse(&block, &mut problems);
+    problems_in_range(&problems, lines.len() as u32 + 1);
+    drafts_in_range(&drafts, lines.len());
+}
+
+pub fn drafts_in_range(drafts: &[RunDraft], lines: usize) {
+    for d in drafts {
+        assert!(
+            d.start <= d.end && d.end <= lines,
+            "draft outside the input"
+        );
+    }
 }

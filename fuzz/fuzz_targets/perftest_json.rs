@@ -7,23 +7,16 @@ mod check;
 use linkperf::ingest::perftest::json;
 
 libfuzzer_sys::fuzz_target!(|bytes: &[u8]| {
-    let Ok(decoded) = linkperf::ingest::text::decode(bytes) else {
-        return;
-    };
-    let lines = decoded.lines();
-    if !json::detect(&lines) {
-        return;
-    }
-    let mut problems = Vec::new();
-    let parsed = json::parse("fuzz.json", &lines, &mut problems);
-    check::problems_in_range(&problems, lines.len() as u32 + 1);
-    match parsed {
-        Ok(draft) => {
-            assert!(
-                draft.start <= draft.end && draft.end <= lines.len(),
-                "draft outside the file"
-            );
+    check::parse_as_block(bytes, |block, problems| {
+        if !json::detect(block.lines) {
+            return Vec::new();
         }
-        Err(p) => check::problems_in_range(&[p], lines.len() as u32 + 1),
-    }
+        match json::parse(block.source, block.lines, problems) {
+            Ok(draft) => vec![draft],
+            Err(p) => {
+                problems.push(p);
+                Vec::new()
+            }
+        }
+    });
 });
