@@ -39,16 +39,22 @@ impl Lines {
     }
 }
 
-/// 0-based line in `all` of byte `offset` of `text`, the lines from `first` joined by `\n`.
-fn line_of(all: &[&str], first: usize, offset: usize) -> usize {
-    let mut at = 0;
-    for (i, l) in all[first..].iter().enumerate() {
-        at += l.len() + 1;
-        if offset < at {
-            return first + i;
-        }
-    }
-    all.len().saturating_sub(1)
+/// The 0-based lines in `all` of ascending byte `offsets` into the lines from `first` joined by
+/// `\n`, in one pass over them (a block of many documents must not walk its lines per document).
+fn lines_of(all: &[&str], first: usize, offsets: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut lines = all[first..].iter().enumerate();
+    let (mut line, mut end) = (first, 0);
+    offsets
+        .map(|offset| {
+            while offset >= end {
+                match lines.next() {
+                    Some((i, l)) => (line, end) = (first + i, end + l.len() + 1),
+                    None => return all.len().saturating_sub(1),
+                }
+            }
+            line
+        })
+        .collect()
 }
 
 static NAN: LazyLock<regex::Regex> =
@@ -135,10 +141,7 @@ fn documents(
     }
     let mut drafts: Vec<RunDraft> = Vec::new();
     let mut first: Option<&Value> = None;
-    let starts: Vec<usize> = docs
-        .iter()
-        .map(|(at, _)| line_of(all, json_start, *at))
-        .collect();
+    let starts = lines_of(all, json_start, docs.iter().map(|(at, _)| *at));
     for (k, (_, doc)) in docs.iter().enumerate() {
         if first == Some(doc) {
             // iperf3 3.16 and 3.17 print the whole -J document twice (esnet/iperf#1688).
