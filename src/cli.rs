@@ -255,8 +255,12 @@ pub struct ExportArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Export the per-iteration latency samples (`linkperf bench` runs) instead of the rows.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "counters")]
     pub samples: bool,
+    /// Export the counters that changed across each selected run (NIC, RDMA port and TCP
+    /// counters read by `linkperf run` and `linkperf bench`) instead of the rows.
+    #[arg(long)]
+    pub counters: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -438,3 +438,84 @@ pub fn samples_to_frame(rows: &[SampleRow]) -> Result<DataFrame> {
         ],
     )?)
 }
+
+/// One counter that changed across a run (`linkperf export --counters`), with the run it
+/// belongs to and where its `after` value was read.
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterRow {
+    pub run_id: String,
+    /// The run's log and first line.
+    pub source: String,
+    pub line: u32,
+    pub tool: String,
+    pub test: String,
+    pub role: String,
+    pub platform: Option<String>,
+    pub host: String,
+    pub group: String,
+    pub object: String,
+    pub name: String,
+    pub before: u64,
+    pub after: u64,
+    pub delta: u64,
+    pub note: Option<String>,
+    /// The counters file and the line of the `after` value.
+    pub counters_source: String,
+    pub counters_line: u32,
+}
+
+pub fn counter_rows(runs: &[(Run, Platform)]) -> Vec<CounterRow> {
+    let mut out = Vec::new();
+    for (r, p) in runs {
+        for c in &r.counters {
+            out.push(CounterRow {
+                run_id: r.run_id.clone(),
+                source: r.source.clone(),
+                line: r.line,
+                tool: r.tool.clone(),
+                test: r.test.clone(),
+                role: r.role.as_str().to_string(),
+                platform: p.get("platform").map(|x| x.value.clone()),
+                host: c.host.clone(),
+                group: c.group.clone(),
+                object: c.object.clone(),
+                name: c.name.clone(),
+                before: c.before,
+                after: c.after,
+                delta: c.delta,
+                note: c.note.clone(),
+                counters_source: c.source.clone(),
+                counters_line: c.line,
+            });
+        }
+    }
+    out
+}
+
+pub fn counters_to_frame(rows: &[CounterRow]) -> Result<DataFrame> {
+    let s = |f: &dyn Fn(&CounterRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
+    let n = |f: &dyn Fn(&CounterRow) -> u64| rows.iter().map(f).collect::<Vec<_>>();
+    let l = |f: &dyn Fn(&CounterRow) -> u32| rows.iter().map(f).collect::<Vec<_>>();
+    Ok(DataFrame::new(
+        rows.len(),
+        vec![
+            Column::new("run_id".into(), s(&|r| Some(r.run_id.clone()))),
+            Column::new("source".into(), s(&|r| Some(r.source.clone()))),
+            Column::new("line".into(), l(&|r| r.line)),
+            Column::new("tool".into(), s(&|r| Some(r.tool.clone()))),
+            Column::new("test".into(), s(&|r| Some(r.test.clone()))),
+            Column::new("role".into(), s(&|r| Some(r.role.clone()))),
+            Column::new("platform".into(), s(&|r| r.platform.clone())),
+            Column::new("host".into(), s(&|r| Some(r.host.clone()))),
+            Column::new("group".into(), s(&|r| Some(r.group.clone()))),
+            Column::new("object".into(), s(&|r| Some(r.object.clone()))),
+            Column::new("name".into(), s(&|r| Some(r.name.clone()))),
+            Column::new("before".into(), n(&|r| r.before)),
+            Column::new("after".into(), n(&|r| r.after)),
+            Column::new("delta".into(), n(&|r| r.delta)),
+            Column::new("note".into(), s(&|r| r.note.clone())),
+            Column::new("counters_source".into(), s(&|r| Some(r.counters_source.clone()))),
+            Column::new("counters_line".into(), l(&|r| r.counters_line)),
+        ],
+    )?)
+}

@@ -7,6 +7,7 @@
 //! to that flow; ARCHITECTURE.md draws the layers.
 
 pub mod benchlog;
+pub mod counters;
 pub mod ingest;
 pub mod model;
 pub mod stats;

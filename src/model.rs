@@ -163,6 +163,33 @@ pub struct Run {
     /// User labels attached at import (`--label key=value`).
     pub labels: BTreeMap<String, String>,
     pub measurements: Vec<Measurement>,
+    /// NIC and protocol counters that changed across the run on its host (`linkperf run` and
+    /// `linkperf bench` read them before and after each test). Stored in `counters-*.parquet`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterDelta>,
+}
+
+/// One counter's change across a run, from two reads on the run's host: before the test
+/// started and after it ended. Only counters that changed are kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterDelta {
+    /// The host as the suite names it (the `# linkperf counters host=…` line).
+    pub host: String,
+    /// Where the counter was read: `counters` and `hw_counters` (sysfs of an RDMA port),
+    /// `rdma statistic`, `ethtool -S`, `snmp` (`/proc/net/snmp`).
+    pub group: String,
+    /// What it counts for: `mlx5_0/1` (device/port), `eth0` (netdev), `Tcp` (protocol).
+    pub object: String,
+    pub name: String,
+    pub before: u64,
+    pub after: u64,
+    /// `after - before`, or what a wrap or reset leaves of it (see `note`).
+    pub delta: u64,
+    /// `wrapped at 2^32`, `reset during the run: counts since the reset`, `saturated: at least`.
+    pub note: Option<String>,
+    /// The file the two reads were written to, and the 1-based line of the `after` value.
+    pub source: String,
+    pub line: u32,
 }
 
 /// One result row, in canonical units. `None` means "not reported by this tool or format".

@@ -4,6 +4,7 @@
 //! What could not be read is collected, never dropped.
 
 use crate::benchlog::write::Rendered;
+use crate::counters;
 use crate::ingest::{self, Problem};
 use crate::model::{CommandLine, Run, RunStatus};
 use crate::store::{AddOutcome, Store};
@@ -89,6 +90,8 @@ pub struct Imported {
 
 /// Imports `files` into the store at `store_dir` (see [`Mode`]).
 pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<Imported> {
+    let (files, sidecar_problems) = without_counters_files(files);
+    let files = &files[..];
     let mut tx = match options.mode {
         Mode::Store => Some(Store::open(store_dir, true)?.begin()?),
         Mode::Strict | Mode::DryRun => None,
@@ -96,10 +99,12 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
     let mut pending = Vec::new();
     let mut out = Imported {
         files: files.len(),
+        problems: sidecar_problems,
         ..Imported::default()
     };
     let keep_runs = options.mode != Mode::DryRun;
     let prepare = |source: String, bytes: usize, mut result: ingest::FileResult| {
+        read_counters(&source, &mut result);
         for r in &mut result.runs {
             r.labels
                 .extend(options.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -141,6 +146,50 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         (None, _) => None,
     };
     Ok(out)
+}
+
+/// The inputs without counters files, which are read with their logs ([`read_counters`]); a
+/// counters file given without its log is a problem.
+fn without_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
+    let logs: std::collections::HashSet<PathBuf> = files
+        .iter()
+        .filter(|f| !counters::is_sidecar(f))
+        .map(|f| counters::sidecar_path(f))
+        .collect();
+    let mut problems = Vec::new();
+    for f in files.iter().filter(|f| counters::is_sidecar(f)) {
+        if !logs.contains(f) {
+            problems.push(Problem::new(
+                &f.display().to_string(),
+                1,
+                "a counters file is read with its log (the same name, ending .log): import the log"
+                    .into(),
+            ));
+        }
+    }
+    let logs_only = files
+        .iter()
+        .filter(|f| !counters::is_sidecar(f))
+        .cloned()
+        .collect();
+    (logs_only, problems)
+}
+
+/// Gives the runs of `source` the counters that changed across them, from the counters file
+/// beside it (see [`counters`]), if there is one; its unreadable lines become problems.
+fn read_counters(source: &str, result: &mut ingest::FileResult) {
+    let path = counters::sidecar_path(Path::new(source));
+    let Ok(bytes) = std::fs::read(&path) else {
+        return;
+    };
+    let name = path.display().to_string();
+    let file = counters::read::parse(&String::from_utf8_lossy(&bytes));
+    result.problems.extend(
+        file.problems
+            .iter()
+            .map(|(line, why)| Problem::new(&name, *line, why.clone())),
+    );
+    counters::delta::attach(&file, &name, &mut result.runs);
 }
 
 /// What the summary says of one file's runs.

@@ -1,4 +1,5 @@
-//! `linkperf export`: one row per measurement point in the public schema.
+//! `linkperf export`: one row per measurement point in the public schema (or per latency
+//! sample, or per counter change).
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::config::Config;
@@ -12,7 +13,13 @@ use std::path::Path;
 
 pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitStatus> {
     let selected = crate::selection::load(store_dir, config, &args.selection.filters)?;
-    let (bytes, empty) = if args.samples {
+    let (bytes, empty) = if args.counters {
+        let rows = export::counter_rows(&selected);
+        (
+            encode(&rows, export::counters_to_frame, args)?,
+            rows.is_empty(),
+        )
+    } else if args.samples {
         let rows = export::sample_rows(&selected);
         (
             encode(&rows, export::samples_to_frame, args)?,
@@ -29,7 +36,9 @@ pub fn run(store_dir: &Path, config: &Config, args: &ExportArgs) -> Result<ExitS
     if empty {
         eprintln!(
             "linkperf: {}",
-            if args.samples {
+            if args.counters {
+                "no counter changed in the selection (`linkperf run` and `linkperf bench` read them)"
+            } else if args.samples {
                 "no latency samples in the selection (`linkperf bench` and perftest -H/-U keep them)"
             } else {
                 "no measurement matches the selection"

@@ -163,6 +163,7 @@ pub fn finish_run(
         error: draft.error,
         labels: BTreeMap::new(),
         measurements: draft.measurements,
+        counters: Vec::new(),
     };
     parser.finish(&mut run);
     run

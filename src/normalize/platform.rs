@@ -252,6 +252,7 @@ mod tests {
             error: None,
             labels: BTreeMap::new(),
             measurements: vec![],
+            counters: vec![],
         }
     }
 

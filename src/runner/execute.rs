@@ -1,7 +1,9 @@
 //! Running planned runs: start the server and wait until it listens, run the client with its
 //! timeout, stop what is left, and record how each side ended, several runs at a time.
 
+use super::counters::{self, listening, Netdevs};
 use super::suite::{self, on_host, Host};
+use crate::counters::capture::When;
 use super::{display, Planned, RunRecord};
 use anyhow::{Context, Result};
 use std::fs::File;
@@ -66,38 +68,6 @@ fn wait(
     }
 }
 
-/// Is TCP `port` listening on `host` (read from /proc/net/tcp{,6}, over ssh for remote hosts)?
-fn listening(host: &Host, port: u16) -> bool {
-    let text = match &host.ssh {
-        None => ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .filter_map(|p| std::fs::read_to_string(p).ok())
-            .collect::<String>(),
-        Some(_) => {
-            let argv = on_host(
-                host,
-                &suite::Argv(vec![
-                    "cat".into(),
-                    "/proc/net/tcp".into(),
-                    "/proc/net/tcp6".into(),
-                ]),
-            );
-            Command::new(&argv[0])
-                .args(&argv[1..])
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-                .unwrap_or_default()
-        }
-    };
-    let want = format!(":{port:04X}");
-    text.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() > 3 && f[1].ends_with(&want) && f[3] == "0A"
-    })
-}
-
 /// Runs one round: runs between the same two hosts go one after another; different host pairs
 /// run in parallel, at most `concurrency` at a time (each test has its own ports). Records come
 /// back in the batch's order.
@@ -105,6 +75,7 @@ pub(super) fn execute_batch(
     batch: &[Planned<'_>],
     concurrency: usize,
     dir: &Path,
+    netdevs: &Netdevs,
     interrupted: &AtomicBool,
     bar: &indicatif::ProgressBar,
 ) -> Vec<RunRecord> {
@@ -129,7 +100,7 @@ pub(super) fn execute_batch(
                         break;
                     }
                     let (t, server, client, r) = &batch[i];
-                    let record = execute(t, server, client, r, dir, interrupted, bar);
+                    let record = execute(t, server, client, r, dir, netdevs, interrupted, bar);
                     results.lock().expect("results").push((i, record));
                 }
             });
@@ -140,13 +111,15 @@ pub(super) fn execute_batch(
     records.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Runs one planned run: server, readiness, client, timeouts, stop.
+/// Runs one planned run: counters, server, readiness, client, timeouts, stop, counters.
+#[allow(clippy::too_many_arguments)]
 fn execute(
     t: &suite::Test,
     server: &Host,
     client: &Host,
     r: &suite::PlannedRun,
     dir: &Path,
+    netdevs: &Netdevs,
     interrupted: &AtomicBool,
     bar: &indicatif::ProgressBar,
 ) -> RunRecord {
@@ -182,6 +155,8 @@ fn execute(
         status: "ok".into(),
         error: None,
     };
+    let sides = counters::sides(server, client, &slog, &clog);
+    read_counters(&sides, netdevs, When::Before { log_line: 1 });
     if let Some(mut srv) = start_server(server, r.port, &sargv, &slog, interrupted, &mut record) {
         record.error = None;
         run_client(t, &cargv, &clog, interrupted, &mut record);
@@ -197,9 +172,20 @@ fn execute(
     } else {
         record.status = "failed".into();
     }
+    read_counters(&sides, netdevs, When::After);
     record.seconds = start.elapsed().as_secs_f64();
     bar.inc(1);
     record
+}
+
+/// One counters read on each side. A counters file that cannot be written loses the run its
+/// counters, not its result: said on standard error.
+fn read_counters(sides: &[(&Host, std::path::PathBuf)], netdevs: &Netdevs, when: When) {
+    for (host, path) in sides {
+        if let Err(e) = counters::read(host, netdevs, path, when) {
+            eprintln!("linkperf: counters of {}: {e:#}", host.name);
+        }
+    }
 }
 
 /// Starts the server and waits until it listens on `port`; retries once when it dies or

@@ -9,6 +9,7 @@
 //! tests in flight and keeps what finished.
 
 pub mod auto;
+mod counters;
 mod execute;
 pub mod suite;
 
@@ -78,8 +79,9 @@ pub struct Options<'a> {
 }
 
 /// Host facts: each command's output after a `$ command` line, in one log per host, so the
-/// device listings import as device facts.
-fn host_facts(host: &Host, dir: &Path) -> Result<PathBuf> {
+/// device listings import as device facts. Returns the log and the netdevs of the host's RDMA
+/// devices (`rdma link`).
+fn host_facts(host: &Host, dir: &Path) -> Result<(PathBuf, Vec<String>)> {
     let path = dir.join(format!("host-{}.log", host.name));
     let mut f = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
     let cmds: Vec<Vec<&str>> = vec![
@@ -116,19 +118,15 @@ fn host_facts(host: &Host, dir: &Path) -> Result<PathBuf> {
                 f.write_all(&o.stdout)?;
                 f.write_all(&o.stderr)?;
                 if c == ["rdma", "link"] {
-                    let text = String::from_utf8_lossy(&o.stdout);
-                    netdevs.extend(
-                        text.split_whitespace()
-                            .skip_while(|w| *w != "netdev")
-                            .nth(1)
-                            .map(str::to_string),
+                    netdevs = crate::counters::capture::netdevs_of_rdma_link(
+                        &String::from_utf8_lossy(&o.stdout),
                     );
                 }
             }
             Err(e) => writeln!(f, "(not run: {e})")?,
         }
     }
-    for nd in netdevs {
+    for nd in netdevs.clone() {
         for c in [
             vec!["ethtool".to_string(), nd.clone()],
             vec!["ethtool".into(), "-i".into(), nd.clone()],
@@ -145,7 +143,7 @@ fn host_facts(host: &Host, dir: &Path) -> Result<PathBuf> {
             }
         }
     }
-    Ok(path)
+    Ok((path, netdevs))
 }
 
 type Planned<'a> = (&'a suite::Test, &'a Host, &'a Host, suite::PlannedRun);
@@ -188,14 +186,16 @@ pub fn run_suite(
     std::fs::create_dir_all(opts.run_dir)
         .with_context(|| format!("cannot create {}", opts.run_dir.display()))?;
     std::fs::write(opts.run_dir.join("suite.toml"), opts.suite_text)?;
+    let mut netdevs = counters::Netdevs::new();
     for h in &suite.hosts {
+        let (log, nds) = host_facts(h, opts.run_dir)?;
         manifest.hosts.push(
-            host_facts(h, opts.run_dir)?
-                .file_name()
+            log.file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or("")
                 .to_string(),
         );
+        netdevs.insert(h.name.clone(), nds);
     }
     let bar = progress_bar(schedule_preview(suite, &tests).len(), opts.progress);
     let mut states: Vec<auto::State> = tests.iter().map(|(t, ..)| auto::State::new(t)).collect();
@@ -210,7 +210,14 @@ pub fn run_suite(
                     .map(move |r| (t, s, c, r))
             })
             .collect();
-        let records = execute_batch(&batch, suite.concurrency, opts.run_dir, &interrupted, &bar);
+        let records = execute_batch(
+            &batch,
+            suite.concurrency,
+            opts.run_dir,
+            &netdevs,
+            &interrupted,
+            &bar,
+        );
         for &i in &active {
             let name = tests[i]
                 .0

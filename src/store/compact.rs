@@ -26,6 +26,7 @@ struct Merged {
     runs: Vec<DataFrame>,
     points: Vec<DataFrame>,
     samples: Vec<DataFrame>,
+    counters: Vec<DataFrame>,
     range: Option<SeqRange>,
     n_runs: usize,
     n_rows: usize,
@@ -62,6 +63,13 @@ impl Merged {
             write_parquet(
                 &dir.join(layout::chunk_name("samples", range)),
                 &mut s,
+                write::SAMPLES_ROW_GROUP,
+            )?;
+        }
+        if let Some(mut c) = cat(&mut self.counters)? {
+            write_parquet(
+                &dir.join(layout::chunk_name("counters", range)),
+                &mut c,
                 write::SAMPLES_ROW_GROUP,
             )?;
         }
@@ -122,6 +130,9 @@ fn merge_month(store: &Store, month: &str, batches: &[Batch]) -> Result<usize> {
         merged.points.push(points);
         if let Some(s) = &c.samples {
             merged.samples.push(read_parquet_columns(s, None)?);
+        }
+        if let Some(k) = &c.counters {
+            merged.counters.push(read_parquet_columns(k, None)?);
         }
         merged.n_runs += (c.range.last - c.range.first + 1) as usize;
         merged.range = Some(match merged.range {

@@ -3,7 +3,7 @@
 //! stored as JSON text so the Parquet files stay readable by any engine (DuckDB, Spark, pandas).
 
 use crate::columns::{POINT_COLUMNS, RUN_COLUMNS};
-use crate::model::{CommandLine, Measurement, Run};
+use crate::model::{CommandLine, CounterDelta, Measurement, Run};
 use anyhow::{Context, Result};
 use polars::prelude::{Column, DataFrame};
 use std::collections::BTreeMap;
@@ -295,6 +295,86 @@ pub fn attach_samples(df: &DataFrame, runs: &mut [Run]) -> Result<()> {
     Ok(())
 }
 
+/// Counter changes, one frame row per counter of a run (see [`crate::counters`]). `None` when
+/// no run has any, so batches of plain imported logs get no counters file.
+pub fn counters_frame(runs: &[Run], run_seqs: &[u64]) -> Result<Option<DataFrame>> {
+    let rows: Vec<(u64, &str, &CounterDelta)> = runs
+        .iter()
+        .zip(run_seqs)
+        .flat_map(|(r, &seq)| r.counters.iter().map(move |c| (seq, r.run_id.as_str(), c)))
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let s = |f: &dyn Fn(&CounterDelta) -> &str| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
+    let n = |f: &dyn Fn(&CounterDelta) -> u64| rows.iter().map(|r| f(r.2)).collect::<Vec<_>>();
+    Ok(Some(DataFrame::new(
+        rows.len(),
+        vec![
+            Column::new(RUN_SEQ.into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
+            Column::new("run_id".into(), rows.iter().map(|r| r.1).collect::<Vec<_>>()),
+            Column::new("host".into(), s(&|c| &c.host)),
+            Column::new("group".into(), s(&|c| &c.group)),
+            Column::new("object".into(), s(&|c| &c.object)),
+            Column::new("name".into(), s(&|c| &c.name)),
+            Column::new("before".into(), n(&|c| c.before)),
+            Column::new("after".into(), n(&|c| c.after)),
+            Column::new("delta".into(), n(&|c| c.delta)),
+            Column::new(
+                "note".into(),
+                rows.iter().map(|r| r.2.note.as_deref()).collect::<Vec<_>>(),
+            ),
+            Column::new("source".into(), s(&|c| &c.source)),
+            Column::new("line".into(), rows.iter().map(|r| r.2.line).collect::<Vec<_>>()),
+        ],
+    )?))
+}
+
+/// Puts counter changes back on their runs, in file order.
+pub fn attach_counters(df: &DataFrame, runs: &mut [Run]) -> Result<()> {
+    let index: std::collections::HashMap<String, usize> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.run_id.clone(), i))
+        .collect();
+    let mut ids = str_iter(df, "run_id")?;
+    let mut text: Vec<Cells<String>> = ["host", "group", "object", "name", "note", "source"]
+        .iter()
+        .map(|c| str_iter(df, c))
+        .collect::<Result<_>>()?;
+    let mut numbers: Vec<Cells<u64>> = ["before", "after", "delta"]
+        .iter()
+        .map(|c| u64_iter(df, c))
+        .collect::<Result<_>>()?;
+    let mut lines = u32_iter(df, "line")?;
+    for _ in 0..df.height() {
+        let id = ids.next().flatten();
+        let t: Vec<Option<String>> = text.iter_mut().map(|c| c.next().flatten()).collect();
+        let v: Vec<Option<u64>> = numbers.iter_mut().map(|c| c.next().flatten()).collect();
+        let line = lines.next().flatten();
+        let (Some(id), [Some(host), Some(group), Some(object), Some(name), note, Some(source)], [Some(before), Some(after), Some(delta)], Some(line)) =
+            (id, &t[..], &v[..], line)
+        else {
+            anyhow::bail!("a counters row has an empty cell");
+        };
+        if let Some(&r) = index.get(&id) {
+            runs[r].counters.push(CounterDelta {
+                host: host.clone(),
+                group: group.clone(),
+                object: object.clone(),
+                name: name.clone(),
+                before: *before,
+                after: *after,
+                delta: *delta,
+                note: note.clone(),
+                source: source.clone(),
+                line,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +452,7 @@ mod tests {
             error: Some("e".into()),
             labels: [("platform".to_string(), "kp".to_string())].into(),
             measurements: vec![m.clone()],
+            counters: vec![],
         };
         let frame = runs_frame(std::slice::from_ref(&run), &[7], &[0]).unwrap();
         assert_eq!(

@@ -4,6 +4,7 @@
 //! STORE/data/month=YYYY-MM/batch=LLLLLLLLLLLL-HHHHHHHHHHHH/runs-L-H.parquet
 //!                                                          points-L-H.parquet
 //!                                                          samples-L-H.parquet
+//!                                                          counters-L-H.parquet
 //!                                                          ids.fp
 //! ```
 //! Every run gets a store-wide sequence number (`seq`) when it is first stored; a batch
@@ -62,6 +63,8 @@ pub struct Chunk {
     pub points: PathBuf,
     /// Absent when no run of the chunk has per-iteration samples.
     pub samples: Option<PathBuf>,
+    /// Absent when no run of the chunk has counter changes.
+    pub counters: Option<PathBuf>,
 }
 
 /// One committed batch directory.
@@ -94,11 +97,13 @@ impl Batch {
                 continue;
             };
             let samples = self.dir.join(chunk_name("samples", range));
+            let counters = self.dir.join(chunk_name("counters", range));
             out.push(Chunk {
                 range,
                 runs: self.dir.join(name),
                 points: self.dir.join(chunk_name("points", range)),
                 samples: samples.exists().then_some(samples),
+                counters: counters.exists().then_some(counters),
             });
         }
         out.sort_by_key(|c| c.range);

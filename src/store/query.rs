@@ -62,7 +62,7 @@ impl Snapshot {
             .collect()
     }
 
-    /// The runs (with measurements and samples) for which `predicate` may hold, in `run_seq`
+    /// The runs (with measurements, samples and counter changes) for which `predicate` may hold, in `run_seq`
     /// order. `None` reads every run.
     pub fn read(&self, predicate: Option<Expr>) -> Result<Vec<Run>> {
         let (mut runs, seqs) = self.read_runs(predicate, &[])?;
@@ -106,6 +106,16 @@ impl Snapshot {
         if !sample_files.is_empty() {
             let samples = scan_selected(&sample_files, &sorted)?;
             frames::attach_samples(&samples, &mut runs)?;
+        }
+        let counter_files: Vec<_> = self
+            .chunks
+            .iter()
+            .filter(wanted)
+            .filter_map(|c| c.counters.clone())
+            .collect();
+        if !counter_files.is_empty() {
+            let counters = scan_selected(&counter_files, &sorted)?;
+            frames::attach_counters(&counters, &mut runs)?;
         }
         Ok(runs)
     }

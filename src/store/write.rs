@@ -77,6 +77,13 @@ impl ChunkBuffer {
                 SAMPLES_ROW_GROUP,
             )?;
         }
+        if let Some(mut counters) = frames::counters_frame(&self.runs, &self.seqs)? {
+            write_parquet(
+                &dir.join(layout::chunk_name("counters", range)),
+                &mut counters,
+                SAMPLES_ROW_GROUP,
+            )?;
+        }
         // The runs file goes last: it is what marks a chunk as present.
         write_parquet(
             &dir.join(layout::chunk_name("runs", range)),
