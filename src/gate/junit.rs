@@ -28,7 +28,7 @@ pub fn junit(points: &[GatePoint]) -> String {
         ));
         if matches!(p.decision.outcome, Outcome::Regressed | Outcome::Missing) {
             let msg = format!(
-                "{}: baseline {} current {} ({}){}",
+                "{}: baseline {} current {} ({}){}{}",
                 p.decision.outcome.as_str(),
                 num(p.decision.baseline_median),
                 num(p.decision.current_median),
@@ -37,6 +37,11 @@ pub fn junit(points: &[GatePoint]) -> String {
                     String::new()
                 } else {
                     format!("; config change: {}", p.config_changes.join("; "))
+                },
+                if p.counters_text().is_empty() {
+                    String::new()
+                } else {
+                    format!("; counters: {}", p.counters_text())
                 }
             );
             out.push_str(&format!(

@@ -37,6 +37,13 @@ pub struct GatePoint {
     pub noisy: bool,
     /// Configuration that differs inside the pair, e.g. `mtu 4096 → 1024`.
     pub config_changes: Vec<String>,
+    /// Counters that changed across the current and the baseline runs of the point, summed
+    /// over repeats, those that tell why first (`rx_pause +1.2M, cnp_sent +40k`); empty when
+    /// the runs carry no counters.
+    #[serde(default)]
+    pub counters: String,
+    #[serde(default)]
+    pub baseline_counters: String,
     pub baseline_sources: Vec<String>,
     pub current_sources: Vec<String>,
 }
@@ -54,6 +61,17 @@ impl GatePoint {
     }
 }
 
+impl GatePoint {
+    /// The counters beside the verdict: `rx_pause +1.2M (baseline: rx_pause +3)`.
+    pub fn counters_text(&self) -> String {
+        match (self.counters.is_empty(), self.baseline_counters.is_empty()) {
+            (_, true) => self.counters.clone(),
+            (true, false) => format!("(baseline: {})", self.baseline_counters),
+            (false, false) => format!("{} (baseline: {})", self.counters, self.baseline_counters),
+        }
+    }
+}
+
 /// What a pair's points have in common, from its first point.
 struct Sample {
     key: PointKey,
@@ -67,6 +85,8 @@ struct Side {
     config: BTreeMap<&'static str, BTreeSet<String>>,
     link_speed: Option<f64>,
     sample: Option<Sample>,
+    /// The sides' runs, as indexes into the selection's runs (for their counters).
+    runs: Vec<usize>,
 }
 
 /// The pairing key of a run under `--pair-by`, without the parts each point adds (its size,
@@ -192,6 +212,7 @@ fn collect(
             }
             // A run's rows are adjacent (rows are in run order): its facts are added once.
             if last_run.replace(run) != Some(run) {
+                side_out.runs.push(run);
                 for (k, v) in facts {
                     let seen = side_out.config.entry(*k).or_default();
                     if !seen.contains(v) {
@@ -208,6 +229,17 @@ fn collect(
         );
     }
     Ok(out)
+}
+
+/// How many counters a gate verdict names.
+const COUNTERS_SHOWN: usize = 4;
+
+/// The counter summary of some runs of a side.
+fn counters_of(side: &Selection, runs: &[usize]) -> String {
+    crate::counters::summary(
+        runs.iter().flat_map(|&i| side.runs[i].0.counters.iter()),
+        COUNTERS_SHOWN,
+    )
 }
 
 /// Pairs and decides every point.
@@ -274,6 +306,8 @@ pub fn evaluate(
                 .iter()
                 .any(|v| v.len() > 1 && crate::stats::cv(v) > config.noisy_cv_above),
             config_changes,
+            counters: counters_of(current, &c.runs),
+            baseline_counters: counters_of(baseline, &b.runs),
             baseline_sources: b.sources.clone(),
             current_sources: c.sources.clone(),
         });

@@ -28,7 +28,7 @@ fn change_with_ci(p: &GatePoint) -> String {
 }
 
 /// The columns of the gate's table; the report's regressions section shows all but `p`.
-pub const HEADERS: [&str; 11] = [
+pub const HEADERS: [&str; 12] = [
     "verdict",
     "test",
     "role",
@@ -39,6 +39,7 @@ pub const HEADERS: [&str; 11] = [
     "change",
     "p",
     "config change",
+    "counters",
     "why",
 ];
 
@@ -58,6 +59,7 @@ pub fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
                 change_with_ci(p),
                 p.decision.p_value.map_or("-".into(), |v| format!("{v:.3}")),
                 p.config_changes.join("; "),
+                p.counters_text(),
                 format!("{} [{}]", p.decision.reason, p.decision.method),
             ]
         })

@@ -7,6 +7,7 @@
 //! STORE/data/month=YYYY-MM/batch=L-H/runs-L-H.parquet     one row per run
 //!                                   /points-L-H.parquet   one row per measurement
 //!                                   /samples-L-H.parquet  per-iteration latency samples
+//!                                   /counters-L-H.parquet counters that changed across a run
 //!                                   /ids.fp               run-id fingerprints of the batch
 //! STORE/index/fp-S.idx         fingerprints of every run up to run_seq S (dedupe index)
 //! STORE/tmp/                   batches being written
@@ -228,7 +229,10 @@ impl Store {
                 sorted.sort_unstable();
                 let rows = snapshot.read_rows(&sorted, columns)?;
                 let rows = query::by_run(rows, &order)?;
-                Ok((runs.into_iter().map(|(_, r, k)| (r, k)).collect(), rows))
+                let (mut plain, kept): (Vec<Run>, Vec<K>) =
+                    runs.into_iter().map(|(_, r, k)| (r, k)).unzip();
+                snapshot.attach_counters(&sorted, &mut plain)?;
+                Ok((plain.into_iter().zip(kept).collect(), rows))
             })?;
         Ok(Selected { runs, rows, kept })
     }

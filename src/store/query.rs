@@ -107,17 +107,24 @@ impl Snapshot {
             let samples = scan_selected(&sample_files, &sorted)?;
             frames::attach_samples(&samples, &mut runs)?;
         }
-        let counter_files: Vec<_> = self
+        self.attach_counters(&sorted, &mut runs)?;
+        Ok(runs)
+    }
+
+    /// Gives `runs` (whose `run_seq`s are `sorted`) their counter changes; only the counters
+    /// files of chunks that hold one of them are opened.
+    pub fn attach_counters(&self, sorted: &[u64], runs: &mut [Run]) -> Result<()> {
+        let files: Vec<_> = self
             .chunks
             .iter()
-            .filter(wanted)
+            .filter(|c| c.range.contains_any(sorted))
             .filter_map(|c| c.counters.clone())
             .collect();
-        if !counter_files.is_empty() {
-            let counters = scan_selected(&counter_files, &sorted)?;
-            frames::attach_counters(&counters, &mut runs)?;
+        if !files.is_empty() && !runs.is_empty() {
+            let counters = scan_selected(&files, sorted)?;
+            frames::attach_counters(&counters, runs)?;
         }
-        Ok(runs)
+        Ok(())
     }
 
     /// The runs for which `predicate` may hold, without their measurements and without the

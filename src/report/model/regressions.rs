@@ -36,6 +36,7 @@ pub(super) fn gate_table(gate: &GateResult) -> Table {
                         .map_or("-".into(), |c| format!("{:+.1} %", c * 100.0)),
                 ),
                 Cell::text(p.config_changes.join("; ")),
+                Cell::text(p.counters_text()),
                 Cell::text(&d.reason),
             ]
         })
