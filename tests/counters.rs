@@ -134,6 +134,21 @@ fn tcp_retransmits_under_netem_loss_are_stored_with_the_run() {
         assert_eq!(r["host"], "a", "{r}");
         assert!(r["counters_source"].as_str().unwrap().ends_with("iperf3-r1-server.counters"));
     }
+    // The report names it in its counters section.
+    let report = dir.path().join("report");
+    ok(&linkperf(
+        &store,
+        &["report", "-o", report.to_str().unwrap(), "--format", "md"],
+    ));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| iperf3_tcp | client |"))
+        .unwrap_or_else(|| panic!("no counters row for the client:\n{md}"));
+    assert!(
+        row.contains(&format!("RetransSegs +{}", linkperf::counters::si(stored))),
+        "{row}"
+    );
 }
 
 fn export(store: &std::path::Path, filter: &str) -> Vec<serde_json::Value> {

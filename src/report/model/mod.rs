@@ -3,6 +3,7 @@
 //! section; [`build`] puts them together.
 
 mod comparison;
+mod counters;
 mod headlines;
 mod regressions;
 mod samples;
@@ -75,6 +76,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         only_in_some,
         history: super::history::section(selected, config, opts.history_by)?,
         regressions: opts.gate.as_ref().map(regressions::gate_table),
+        counters: counters::table(selected, by),
     })
 }
 

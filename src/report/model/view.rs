@@ -87,6 +87,8 @@ pub struct Context {
     /// Each test's headline point over the runs' order, when the selection holds a history.
     pub history: Option<crate::report::history::History>,
     pub regressions: Option<Table>,
+    /// Counters that changed across the runs, when any run carries them.
+    pub counters: Option<Table>,
 }
 
 /// Provenance that stays readable (and the HTML small) for points aggregated over many runs:
