@@ -34,6 +34,11 @@ pub enum Command {
     Export(ExportArgs),
     /// List stored runs, one line each.
     Ls(LsArgs),
+    /// List findings about the selected runs: values that cannot be right (above line rate,
+    /// message rate × size against bandwidth, negative or NaN, a unit mix-up, a sweep against
+    /// single-size runs) and placement that makes them low (remote NUMA node, PCIe link
+    /// trained below its maximum).
+    Check(CheckArgs),
     /// Compare groups (platforms, MTUs, label values) point by point against a baseline.
     Compare(CompareArgs),
     /// Fail (exit 1) when the current results regressed against a baseline.
@@ -261,6 +266,26 @@ pub struct ExportArgs {
     /// counters read by `linkperf run` and `linkperf bench`) instead of the rows.
     #[arg(long)]
     pub counters: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CheckFormat,
+    /// Exit 1 when there is a finding (for pipelines that must stop on one).
+    #[arg(long)]
+    pub fail_on_findings: bool,
+    /// List the rules and what each means, then exit.
+    #[arg(long)]
+    pub rules: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CheckFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]

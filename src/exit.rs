@@ -7,7 +7,7 @@ use std::process::ExitCode;
 pub enum ExitStatus {
     /// Exit 0.
     Success,
-    /// Exit 1: reserved for "regression found" (gate).
+    /// Exit 1: a regression (gate), a suspect finding (check --fail-on-findings).
     Regression,
     /// Exit 2: usage or input error.
     Error,

@@ -27,6 +27,7 @@ macro_rules! with_store {
 
 with_store!(
     changepoint,
+    check,
     cli,
     columns,
     commands,

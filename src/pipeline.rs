@@ -66,6 +66,9 @@ pub struct Options<'a> {
     /// Threads that read and parse files (0: one per core). The store sees the files in the
     /// order given whatever the count, so the result does not depend on it.
     pub jobs: usize,
+    /// Plausibility and placement findings ([`crate::check`]) over each file's runs, with
+    /// platforms resolved by this project file; `None` checks nothing.
+    pub check: Option<&'a crate::config::Config>,
     /// Called after the batch is written and before it is published. A test-only seam: the
     /// crash test passes a hook that aborts the process there, as a killed import would die.
     pub before_commit: Option<fn()>,
@@ -81,6 +84,8 @@ pub struct Imported {
     /// `file:line: tool test failed: first error line`, per failed run.
     pub failed: Vec<String>,
     pub problems: Vec<Problem>,
+    /// What `linkperf check` would say of the runs read, file by file.
+    pub findings: Vec<crate::check::Finding>,
     pub unreadable_blocks: usize,
     /// Each file that yielded no run, and why.
     pub nothing: Vec<(String, ingest::Nothing)>,
@@ -109,7 +114,15 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
             r.labels
                 .extend(options.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
-        let tally = Tally::of(&result.runs);
+        let mut tally = Tally::of(&result.runs);
+        if let Some(config) = options.check {
+            let resolved: Vec<(Run, crate::normalize::platform::Platform)> = result
+                .runs
+                .iter()
+                .map(|r| (r.clone(), crate::normalize::platform::resolve(r, config)))
+                .collect();
+            tally.findings = crate::check::check(&resolved, config);
+        }
         if !keep_runs {
             // Freed on the parsing thread, not by the one that collects.
             result.runs = Vec::new();
@@ -198,6 +211,7 @@ struct Tally {
     rows: usize,
     /// `file:line: tool test failed: first error line`, per failed run.
     failed: Vec<String>,
+    findings: Vec<crate::check::Finding>,
 }
 
 impl Tally {
@@ -223,6 +237,7 @@ impl Tally {
             runs: runs.len(),
             rows: runs.iter().map(|r| r.measurements.len()).sum(),
             failed,
+            findings: Vec::new(),
         }
     }
 }
@@ -232,6 +247,7 @@ impl Imported {
         self.runs += tally.runs;
         self.rows += tally.rows;
         self.failed.extend(tally.failed);
+        self.findings.extend(tally.findings);
     }
 }
 

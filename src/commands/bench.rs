@@ -67,6 +67,7 @@ pub fn run(_store: &std::path::Path, args: &BenchArgs) -> Result<ExitStatus> {
 pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
     use crate::store::Store;
     use crate::verbs::engine::{self, LocalSetup};
+    use crate::counters::capture::When;
     use crate::verbs::record;
     use anyhow::Context as _;
     use std::io::Write;
@@ -123,6 +124,18 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
     let source = log_path
         .as_ref()
         .map_or("linkperf bench".to_string(), |p| p.display().to_string());
+    // This host's counters before and after each test, beside the log (the server's host is
+    // read by `linkperf run`, which drives both sides).
+    let counters = log_path.as_ref().and_then(|p| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let file = crate::counters::capture::LocalFile::create(
+            &crate::counters::sidecar_path(p),
+            host.trim(),
+        );
+        let file = file.and_then(|f| f.read(When::Before { log_line: 1 }).map(|()| f));
+        file.map_err(|e| eprintln!("linkperf: no counters: {e}")).ok()
+    });
+    let mut tests_done = 0;
     let mut lines_written = 0u32;
     let mut runs = Vec::new();
     let mut on_test = |test: BenchTest,
@@ -154,6 +167,18 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         }
         let first_line = lines_written + 1;
         lines_written += rendered.lines.len() as u32;
+        tests_done += 1;
+        if let Some(c) = &counters {
+            let mut read = c.read(When::After);
+            if tests_done < params.tests.len() {
+                read = read.and_then(|()| {
+                    c.read(When::Before {
+                        log_line: lines_written + 1,
+                    })
+                });
+            }
+            read.with_context(|| format!("cannot write {}", c.path().display()))?;
+        }
         let mut run = crate::pipeline::bench_run(info, &source, first_line, &rendered)?;
         run.labels = labels.clone();
         runs.push(run);
@@ -165,6 +190,15 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
     .context("nothing was stored")?;
     if args.no_store {
         return Ok(ExitStatus::Success);
+    }
+    if let Some(c) = &counters {
+        let text = std::fs::read_to_string(c.path())?;
+        let file = crate::counters::read::parse(&text);
+        let name = c.path().display().to_string();
+        for (line, why) in &file.problems {
+            eprintln!("linkperf: {name}:{line}: {why}");
+        }
+        crate::counters::delta::attach(&file, &name, &mut runs);
     }
     let store = Store::open(store_dir, true)?;
     let rows: usize = runs.iter().map(|r| r.measurements.len()).sum();

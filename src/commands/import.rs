@@ -7,8 +7,14 @@ use crate::pipeline::{self, Mode};
 use anyhow::{bail, Result};
 use std::path::Path;
 
-pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
+pub fn run(
+    store_dir: &Path,
+    config: Result<crate::config::Config>,
+    args: &ImportArgs,
+) -> Result<ExitStatus> {
     let labels = super::shared::parse_labels(&args.labels)?;
+    // Only for findings: a broken project file must not block an import.
+    let config = config.unwrap_or_default();
     let files = pipeline::collect_files(&args.paths)?;
     // --strict and --dry-run decide before anything is written.
     let mode = match (args.dry_run, args.strict) {
@@ -23,6 +29,7 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
             labels: &labels,
             mode,
             jobs: args.jobs,
+            check: Some(&config),
             before_commit: None,
         },
     )?;
@@ -59,6 +66,15 @@ pub fn run(store_dir: &Path, args: &ImportArgs) -> Result<ExitStatus> {
             imported.failed.len()
         );
         for f in &imported.failed {
+            println!("  {f}");
+        }
+    }
+    if !imported.findings.is_empty() {
+        println!(
+            "{} finding(s) (values stored as read; `linkperf check` lists them again):",
+            imported.findings.len()
+        );
+        for f in &imported.findings {
             println!("  {f}");
         }
     }

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::exit::ExitStatus;
 
 pub mod bench;
+pub mod check;
 pub mod compare;
 pub mod completions;
 pub mod devices;
@@ -35,7 +36,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         None => Config::load(std::path::Path::new("linkperf.toml"), false),
     };
     match &cli.command {
-        Command::Import(args) => import::run(store, args),
+        Command::Import(args) => import::run(store, config(), args),
+        Command::Check(args) => check::run(store, &config()?, args),
         Command::Export(args) => export::run(store, &config()?, args),
         Command::Ls(args) => ls::run(store, &config()?, args),
         Command::Compare(args) => compare::run(store, &config()?, args),

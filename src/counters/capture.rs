@@ -10,7 +10,8 @@ pub const SYSFS_READ: &str = "grep -r . /sys/class/infiniband/*/ports/*/counters
 
 /// The readers of one snapshot: sysfs port counters, `rdma statistic show` (hardware counters
 /// some drivers only expose there), `ethtool -S` of each netdev given (the RDMA devices'
-/// netdevs: pause frames, PFC, discards live there) and `/proc/net/snmp` (TCP retransmits).
+/// netdevs: pause frames, PFC, discards live there), `/proc/net/snmp` (TCP retransmits), and
+/// the RDMA devices' PCI placement ([`crate::ingest::sysfs`]).
 pub fn commands(netdevs: &[String]) -> Vec<Vec<String>> {
     let mut out = vec![
         vec!["sh".to_string(), "-c".into(), SYSFS_READ.into()],
@@ -20,6 +21,13 @@ pub fn commands(netdevs: &[String]) -> Vec<Vec<String>> {
         out.push(vec!["ethtool".into(), "-S".into(), nd.clone()]);
     }
     out.push(vec!["cat".into(), "/proc/net/snmp".into()]);
+    // Not counters, but read on the same host at the same moment: where the NICs sit (NUMA
+    // node, local CPUs, PCIe link), for `linkperf check`'s placement findings.
+    out.push(vec![
+        "sh".into(),
+        "-c".into(),
+        crate::ingest::sysfs::read_command(),
+    ]);
     out
 }
 
@@ -93,6 +101,37 @@ pub fn run_here(argv: &[String]) -> Result<Vec<u8>, String> {
     let mut bytes = o.stdout;
     bytes.extend(o.stderr);
     Ok(bytes)
+}
+
+/// Reads of this machine's counters appended to one counters file: what `linkperf bench`
+/// keeps beside its log, a before/after pair per test.
+pub struct LocalFile {
+    path: std::path::PathBuf,
+    commands: Vec<Vec<String>>,
+}
+
+impl LocalFile {
+    /// Creates the file with its header; the netdevs read are those of every RDMA device.
+    pub fn create(path: &std::path::Path, host: &str) -> std::io::Result<LocalFile> {
+        let mut f = std::fs::File::create(path)?;
+        writeln!(f, "{}", header(host))?;
+        let rdma_link = run_here(&["rdma".into(), "link".into()]).unwrap_or_default();
+        let netdevs = netdevs_of_rdma_link(&String::from_utf8_lossy(&rdma_link));
+        Ok(LocalFile {
+            path: path.to_path_buf(),
+            commands: commands(&netdevs),
+        })
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Appends one read.
+    pub fn read(&self, when: When) -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&self.path)?;
+        snapshot(&mut f, when, &self.commands, run_here)
+    }
 }
 
 /// The netdevs `rdma link` names (`link rxe0/1 state ACTIVE … netdev eth0`).

@@ -64,8 +64,8 @@ pub fn deltas(host: &str, pair: &Pair, source: &str) -> Vec<CounterDelta> {
         .collect()
 }
 
-/// Gives each run the counters of the last pair that starts at or before its first line.
-/// Pairs without an `after` read (a run cut short) give nothing.
+/// Gives each run the counters of the last pair that starts at or before its first line, and
+/// the placement of its device. Pairs without an `after` read (a run cut short) give nothing.
 pub fn attach(file: &CountersFile, source: &str, runs: &mut [Run]) {
     let per_pair: Vec<(u32, Vec<CounterDelta>)> = file
         .pairs
@@ -75,6 +75,14 @@ pub fn attach(file: &CountersFile, source: &str, runs: &mut [Run]) {
     for run in runs {
         if let Some((_, d)) = per_pair.iter().rev().find(|(from, _)| *from <= run.line) {
             run.counters = d.clone();
+        }
+        // The placement of the run's device, as a device listing of the transcript would give.
+        for (device, f, value) in &file.placement {
+            if run.device.as_deref() == Some(device.as_str()) {
+                run.facts
+                    .entry(format!("device.pci.{f}"))
+                    .or_insert_with(|| value.clone());
+            }
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct Pair {
 pub struct CountersFile {
     pub host: String,
     pub pairs: Vec<Pair>,
+    /// (device, file, value) of the RDMA devices' placement files, from the first read.
+    pub placement: Vec<(String, String, String)>,
     /// (1-based line, why) for each line that could not be read.
     pub problems: Vec<(u32, String)>,
 }
@@ -46,9 +48,13 @@ enum Reader {
     RdmaStatistic,
     Ethtool,
     Snmp,
+    Placement,
 }
 
 fn reader_of(command: &str) -> Option<(Reader, String)> {
+    if command.contains("/device/numa_node") {
+        return Some((Reader::Placement, String::new()));
+    }
     if command.contains("/sys/class/infiniband/") && command.starts_with("sh -c") {
         return Some((Reader::Sysfs, String::new()));
     }
@@ -86,6 +92,9 @@ pub fn parse(text: &str) -> CountersFile {
         let Some((is_before, log_line, outputs)) = section else {
             return;
         };
+        if file.pairs.is_empty() {
+            file.placement.extend(placement(&outputs));
+        }
         let readings = read_outputs(outputs, &mut file.problems);
         if is_before {
             file.pairs.push(Pair {
@@ -147,9 +156,20 @@ pub fn parse(text: &str) -> CountersFile {
     file
 }
 
+/// The placement files of a section's placement reader.
+fn placement(outputs: &[Output]) -> Vec<(String, String, String)> {
+    outputs
+        .iter()
+        .filter(|o| o.reader == Reader::Placement)
+        .flat_map(|o| o.lines.iter())
+        .filter_map(|(_, l)| crate::ingest::sysfs::device_file(l))
+        .map(|(d, f, v)| (d.to_string(), f.to_string(), v.to_string()))
+        .collect()
+}
+
 fn read_outputs(outputs: Vec<Output>, problems: &mut Vec<(u32, String)>) -> Vec<Reading> {
     let mut out = Vec::new();
-    for o in outputs {
+    for o in outputs.into_iter().filter(|o| o.reader != Reader::Placement) {
         let mut readings = Vec::new();
         let mut unread = Vec::new();
         match o.reader {

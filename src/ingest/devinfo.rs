@@ -1,4 +1,5 @@
-//! Device facts: `ibv_devinfo` (with and without `-v`), `ibv_devices`, `ibstat` and `rdma link`.
+//! Device facts: `ibv_devinfo` (with and without `-v`), `ibv_devices`, `ibstat`, `rdma link`
+//! and the device's PCI placement read from sysfs ([`super::sysfs`], as `pci.numa_node`, …).
 //! Each device becomes a run of tool `devinfo` without measurements whose facts are the device
 //! and port attributes (`fw_ver`, `vendor_id`, `port1.active_mtu`, `port1.link_layer`,
 //! `port1.rate_gbps`, `port1.netdev`, ...). `ingest` copies them onto the benchmark runs of the
@@ -25,6 +26,7 @@ pub fn detect(lines: &[&str]) -> bool {
             || l.starts_with("CA '")
             || (l.starts_with("link ") && l.contains(" state "))
             || (l.contains(": state ") && l.split(": ").next().is_some_and(|i| i.contains('/')))
+            || super::sysfs::device_file(l).is_some()
     })
 }
 
@@ -204,6 +206,17 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
     }
 }
 
+/// `grep -H . /sys/class/infiniband/*/device/numa_node …`: `pci.FILE` facts per device.
+fn sysfs(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
+    for i in range {
+        if let Some((device, file, value)) = super::sysfs::device_file(all[i]) {
+            if let Some(facts) = entry(devices, device, i) {
+                facts.insert(format!("pci.{file}"), value.to_string());
+            }
+        }
+    }
+}
+
 /// Parses one block of device information into one draft per device.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
     let (source, all, range, command) = block.parts();
@@ -234,6 +247,10 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         _ if text.iter().any(|l| l.starts_with("CA '")) => {
             ibstat(all, range.clone(), &mut devices);
             "ibstat"
+        }
+        _ if text.iter().any(|l| super::sysfs::device_file(l).is_some()) => {
+            sysfs(all, range.clone(), &mut devices);
+            "sysfs"
         }
         _ => {
             rdma_link(all, range.clone(), &mut devices);

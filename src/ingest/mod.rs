@@ -13,6 +13,7 @@ pub mod iperf2;
 pub mod iperf3;
 pub mod perftest;
 pub mod qperf;
+pub mod sysfs;
 pub mod text;
 pub mod transcript;
 

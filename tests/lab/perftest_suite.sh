@@ -17,10 +17,13 @@ trap 'rm -rf "$work"' EXIT
 cp suites/soft-roce.toml "$work/"
 bash "$lab" deps > "$work/deps.log" 2>&1 || { tail -20 "$work/deps.log"; exit 2; }
 bash "$lab" build > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; exit 2; }
+counters="/sys/class/infiniband/rxe0/ports/1/counters /sys/class/infiniband/rxe0/ports/1/hw_counters"
 run_suite() {
   rm -rf "$work/store" "$work/runs"
   LAB_SHARES="$work $CARGO_TARGET_DIR" LAB_CWD="$work" LAB_TIMEOUT=1200 \
-    bash "$lab" run "$bin --store $work/store run $work/soft-roce.toml --runs-dir $work/runs --no-report" \
+    bash "$lab" run "grep -r . $counters > $work/counters-before.txt
+$bin --store $work/store run $work/soft-roce.toml --runs-dir $work/runs --no-report; status=\$?
+grep -r . $counters > $work/counters-after.txt; exit \$status" \
     > "$work/run.log" 2>&1
 }
 # Under software emulation perftest now and then rejects its own timing ("Can't produce a
@@ -45,4 +48,8 @@ for t in ib_write_bw ib_send_lat; do
 done
 write_rows=$("$bin" --store "$work/store" export --where "test=ib_write_bw,role=client,device=rxe0" | wc -l)
 [ "$write_rows" -eq 23 ] || { echo "lab-perftest: ib_write_bw -a gave $write_rows rows, expected 23" >&2; exit 1; }
+# rxe0's counters changed across each test, and what the runs stored adds up to what this
+# script read before and after the whole suite (server and client share the guest: one read).
+"$bin" --store "$work/store" export --counters > "$work/counters.jsonl"
+python3 tests/lab/counters_match.py "$work/counters-before.txt" "$work/counters-after.txt" "$work/counters.jsonl" 4 | sed 's/^/lab-perftest: /'
 echo "lab-perftest: ok"

@@ -37,9 +37,12 @@ grep -q "test result: ok. 6 passed" "$work/tests.log" || { tail -40 "$work/tests
 tr -d '\r' < "$work/tests.log" | grep -E "^test .* ok$" | sed 's/^/lab-verbs: /'
 
 # 2. The CLI as a person runs it: server and client, stored with a label; error exits.
-run_lab cli "$bin bench --listen --accept-timeout 60 2> $work/server.err & sleep 0.5
+counters="/sys/class/infiniband/rxe0/ports/1/counters /sys/class/infiniband/rxe0/ports/1/hw_counters"
+run_lab cli "grep -r . $counters > $work/counters-before.txt
+$bin bench --listen --accept-timeout 60 2> $work/server.err & sleep 0.5
 $bin --store $work/store bench --server 10.0.2.15 --tests write_bw,read_lat -s 2,65536 -n 50 --label platform=soft-roce > $work/client.out 2> $work/client.err; echo client=\$?
 wait \$!; echo server=\$?
+grep -r . $counters > $work/counters-after.txt
 $bin bench --server 10.0.2.15 --port 1 --timeout 1 --no-store 2> $work/nopeer.err; echo nopeer=\$?
 $bin bench --server 10.0.2.15 -s 16M --no-store 2> $work/toobig.err; echo toobig=\$?"
 tr -d '\r' < "$work/cli.log" > "$work/cli.txt"
@@ -71,6 +74,10 @@ for r in rows:
     assert r["extra"]["verified"], r
 print("lab-verbs: 4 stored rows match their log lines")
 PY
+# rxe0's counters changed across the session, and what the two runs stored adds up to what
+# this script read before the server started and after both sides ended.
+"$bin" --store "$work/store" export --counters --where "tool=linkperf-verbs,platform=soft-roce" > "$work/counters.jsonl"
+python3 tests/lab/counters_match.py "$work/counters-before.txt" "$work/counters-after.txt" "$work/counters.jsonl" 2 | sed 's/^/lab-verbs: /'
 
 # 3. `linkperf run` with the native runner beside perftest (suites/soft-roce-verbs.toml): the
 #    client's whole log, device facts included, is kept and imported; compare lines the tools up.
