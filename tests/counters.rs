@@ -157,3 +157,71 @@ fn export(store: &std::path::Path, filter: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+const LAB_LOG: &str = "fixtures/counters/rxe-lab-ib_write_bw-client.log";
+const LAB_COUNTERS: &str = "fixtures/counters/rxe-lab-ib_write_bw-client.counters";
+
+/// The counters file `linkperf run` wrote in the Soft-RoCE lab around one `ib_write_bw`
+/// (fixtures/counters/GENERATED-BY-lab.sh): every line reads, rxe0's hardware counters moved,
+/// `rdma statistic show` repeats them and is kept once, gauges and settings are left out.
+#[test]
+fn a_lab_counters_file_reads_back() {
+    use linkperf::counters::{delta, read};
+    let text = std::fs::read_to_string(common::root().join(LAB_COUNTERS)).unwrap();
+    let file = read::parse(&text);
+    assert!(file.problems.is_empty(), "{:?}", file.problems);
+    assert_eq!(file.host, "guest");
+    assert_eq!(file.pairs.len(), 1);
+    // rxe0 is a software device: it has no PCI placement to read.
+    assert!(file.placement.is_empty());
+    let deltas = delta::deltas(&file.host, &file.pairs[0], LAB_COUNTERS);
+    let get = |group: &str, name: &str| {
+        deltas
+            .iter()
+            .find(|d| d.group == group && d.name == name)
+            .map(|d| d.delta)
+    };
+    let sent = get("hw_counters", "sent_pkts").expect("rxe0 sent packets");
+    assert!(sent > 1000, "{sent}");
+    assert_eq!(get("rdma statistic", "sent_pkts"), None, "kept once, from sysfs");
+    assert_eq!(get("hw_counters", "lifespan"), None, "a setting that did not move");
+    assert!(get("snmp", "ActiveOpens").is_some(), "perftest's TCP handshake");
+    assert_eq!(get("snmp", "CurrEstab"), None, "a gauge");
+    // Every delta is its two values' difference, and its line holds the after value.
+    let lines: Vec<&str> = text.lines().collect();
+    for d in &deltas {
+        assert_eq!(d.delta, d.after - d.before, "{d:?}");
+        let line = lines[d.line as usize - 1];
+        assert!(
+            line.contains(&d.after.to_string()) && line.contains(&d.name) || d.group == "snmp",
+            "{d:?}: {line}"
+        );
+    }
+}
+
+/// Importing the lab log reads its counters file: the stored run carries the same deltas.
+#[test]
+fn importing_a_log_reads_its_counters_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let out = ok(&linkperf(&store, &["import", LAB_LOG]));
+    assert!(!out.contains("problem"), "{out}");
+    let rows = export(&store, "test=ib_write_bw");
+    let text = std::fs::read_to_string(common::root().join(LAB_COUNTERS)).unwrap();
+    let file = linkperf::counters::read::parse(&text);
+    let deltas = linkperf::counters::delta::deltas(&file.host, &file.pairs[0], LAB_COUNTERS);
+    assert_eq!(rows.len(), deltas.len());
+    for (r, d) in rows.iter().zip(&deltas) {
+        assert_eq!(r["name"], d.name.as_str());
+        assert_eq!(r["delta"], d.delta);
+        assert_eq!(r["counters_source"], LAB_COUNTERS);
+        assert_eq!(r["source"], LAB_LOG);
+    }
+    // Given alone, a counters file is not a log.
+    let out = linkperf(&store, &["import", LAB_COUNTERS]);
+    assert!(
+        text(&out).contains("a counters file is read with its log"),
+        "{}",
+        text(&out)
+    );
+}

@@ -56,6 +56,13 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         })
         .collect();
     findings.extend(crate::compare::mtu::mtu_findings(selected, by)?);
+    // Plausibility and placement (`linkperf check`); below line rate is the comparison's.
+    findings.extend(
+        crate::check::check(selected, config)
+            .into_iter()
+            .filter(|f| f.rule != "below_line_rate")
+            .map(|f| f.to_string()),
+    );
     let (table, only_in_some) = comparison::table(&comparison);
     Ok(Context {
         title: opts.title.to_string(),
