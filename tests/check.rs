@@ -41,45 +41,80 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 fn the_seeds_yield_no_finding_and_the_25g_nic_at_10g_is_the_known_one() {
     let tmp = tempfile::tempdir().unwrap();
     let seeds = root().join("fixtures/seeds");
-    assert_eq!(findings(tmp.path(), &[&seeds], &[]), Vec::<serde_json::Value>::new());
+    assert_eq!(
+        findings(tmp.path(), &[&seeds], &[]),
+        Vec::<serde_json::Value>::new()
+    );
     // Labelled with the NIC's rated speed, seed 001 says what its prose says: the 25G NIC
     // linked at 10G.
-    let f = findings(tmp.path(), &[&root().join(SEED_001)], &["link_speed_gbps=25"]);
+    let f = findings(
+        tmp.path(),
+        &[&root().join(SEED_001)],
+        &["link_speed_gbps=25"],
+    );
     assert!(!f.is_empty());
     assert!(rules(&f).iter().all(|r| *r == "below_line_rate"), "{f:#?}");
-    assert!(f[0]["message"].as_str().unwrap().contains("39.1 % of the 25 Gbit/s link"));
+    assert!(f[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("39.1 % of the 25 Gbit/s link"));
     // At its real 10G, nothing.
-    let f = findings(tmp.path(), &[&root().join(SEED_001)], &["link_speed_gbps=10"]);
+    let f = findings(
+        tmp.path(),
+        &[&root().join(SEED_001)],
+        &["link_speed_gbps=10"],
+    );
     assert!(f.is_empty(), "{f:#?}");
 }
 
 #[test]
 fn bandwidth_above_line_rate() {
     let tmp = tempfile::tempdir().unwrap();
-    let f = findings(tmp.path(), &[&root().join(SEED_001)], &["link_speed_gbps=5"]);
+    let f = findings(
+        tmp.path(),
+        &[&root().join(SEED_001)],
+        &["link_speed_gbps=5"],
+    );
     assert!(rules(&f).contains(&"above_line_rate"), "{f:#?}");
     let above = f.iter().find(|f| f["rule"] == "above_line_rate").unwrap();
-    assert!(above["message"].as_str().unwrap().contains("9.77 Gbit/s is above the 5 Gbit/s"));
+    assert!(above["message"]
+        .as_str()
+        .unwrap()
+        .contains("9.77 Gbit/s is above the 5 Gbit/s"));
     assert_eq!(above["line"], 44);
 }
 
 #[test]
 fn message_rate_times_size_against_bandwidth() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = seed(SEED_001).replacen("1165.17            0.018643", "1165.17            0.028643", 1);
+    let text = seed(SEED_001).replacen(
+        "1165.17            0.018643",
+        "1165.17            0.028643",
+        1,
+    );
     let f = findings(tmp.path(), &[&write(tmp.path(), "rate.txt", &text)], &[]);
     assert_eq!(rules(&f), vec!["rate_size_mismatch"], "{f:#?}");
     assert_eq!(f[0]["line"], 44);
-    assert!(f[0]["message"].as_str().unwrap().contains("0.028643 Mpps = 15.017 Gbit/s"));
+    assert!(f[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("0.028643 Mpps = 15.017 Gbit/s"));
 }
 
 #[test]
 fn negative_values() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = seed(SEED_001).replacen("1165.17            0.018643", "-1165.17           0.018643", 1);
+    let text = seed(SEED_001).replacen(
+        "1165.17            0.018643",
+        "-1165.17           0.018643",
+        1,
+    );
     let f = findings(tmp.path(), &[&write(tmp.path(), "neg.txt", &text)], &[]);
     assert!(rules(&f).contains(&"not_a_number"), "{f:#?}");
-    assert!(f.iter().any(|f| f["message"].as_str().unwrap().starts_with("bw_avg_gbps is -9.77")));
+    assert!(f.iter().any(|f| f["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("bw_avg_gbps is -9.77")));
 }
 
 #[test]
@@ -91,9 +126,16 @@ fn a_gbits_header_over_mib_values_is_a_unit_mixup() {
         "BW peak[Gb/sec]    BW average[Gb/sec]",
         1,
     );
-    let f = findings(tmp.path(), &[&write(tmp.path(), "unit.txt", &text)], &["link_speed_gbps=10"]);
+    let f = findings(
+        tmp.path(),
+        &[&write(tmp.path(), "unit.txt", &text)],
+        &["link_speed_gbps=10"],
+    );
     assert_eq!(rules(&f), vec!["unit_mixup"], "{f:#?}");
-    assert!(f[0]["message"].as_str().unwrap().contains("as MiB/s it would be 9.77 Gbit/s"));
+    assert!(f[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("as MiB/s it would be 9.77 Gbit/s"));
 }
 
 #[test]
@@ -106,11 +148,23 @@ fn a_sweep_against_a_single_size_run_of_the_same_setup() {
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()
-        .position(|l| l.contains("# numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000 -N --report_gbits 192.170.1.30"))
+        .position(|l| {
+            l.contains(
+                "# numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000 -N --report_gbits 192.170.1.30",
+            )
+        })
         .unwrap();
-    let end = start + 1 + lines[start + 1..].iter().position(|l| l.contains("# ")).unwrap();
+    let end = start
+        + 1
+        + lines[start + 1..]
+            .iter()
+            .position(|l| l.contains("# "))
+            .unwrap();
     let sweep = &lines[start..end];
-    let row = sweep.iter().find(|l| l.trim_start().starts_with("65536 ")).unwrap();
+    let row = sweep
+        .iter()
+        .find(|l| l.trim_start().starts_with("65536 "))
+        .unwrap();
     let cols: Vec<&str> = row.split_whitespace().collect();
     let half = |i: usize, decimals: usize| {
         format!("{:.*}", decimals, cols[i].parse::<f64>().unwrap() / 2.0)
@@ -149,13 +203,20 @@ fn sysfs_read(dir: &Path, device: &str, files: &[(&str, &str)]) -> String {
     for (f, v) in files {
         std::fs::write(dev.join(f), format!("{v}\n")).unwrap();
     }
-    let paths: Vec<String> = files.iter().map(|(f, _)| dev.join(f).display().to_string()).collect();
+    let paths: Vec<String> = files
+        .iter()
+        .map(|(f, _)| dev.join(f).display().to_string())
+        .collect();
     let out = std::process::Command::new("grep")
         .args(["-H", "."])
         .args(&paths)
         .output()
         .unwrap();
-    format!("[root@node1-2 ~]# grep -H . {}\n{}", paths.join(" "), String::from_utf8(out.stdout).unwrap())
+    format!(
+        "[root@node1-2 ~]# grep -H . {}\n{}",
+        paths.join(" "),
+        String::from_utf8(out.stdout).unwrap()
+    )
 }
 
 #[test]
@@ -193,18 +254,31 @@ fn a_test_pinned_to_remote_cpus_and_a_downgraded_pcie_link() {
         "{numa}"
     );
     let pcie = f.iter().find(|f| f["rule"] == "pcie_downgraded").unwrap();
-    assert!(pcie["message"].as_str().unwrap().contains("speed 8.0 GT/s PCIe, its maximum is 16.0 GT/s PCIe"));
+    assert!(pcie["message"]
+        .as_str()
+        .unwrap()
+        .contains("speed 8.0 GT/s PCIe, its maximum is 16.0 GT/s PCIe"));
     // Pinned to the NIC's own node: no placement finding.
     let local = text.replacen("taskset -c 16-23", "taskset -c 24-31", 1);
     let file = write(tmp.path(), "local.txt", &format!("{facts}\n{local}"));
     let f = findings(tmp.path(), &[&file], &[]);
-    assert_eq!(rules(&f).iter().filter(|r| **r == "remote_numa").count(), 0, "{f:#?}");
+    assert_eq!(
+        rules(&f).iter().filter(|r| **r == "remote_numa").count(),
+        0,
+        "{f:#?}"
+    );
     // numactl by node.
     let by_node = text.replacen("taskset -c 16-23", "numactl --cpunodebind=0 --membind=0", 1);
     let file = write(tmp.path(), "node.txt", &format!("{facts}\n{by_node}"));
     let f = findings(tmp.path(), &[&file], &[]);
-    assert!(f.iter().any(|f| f["rule"] == "remote_numa"
-        && f["message"].as_str().unwrap().contains("runs on NUMA node(s) 0, hns_2 is on node 1")), "{f:#?}");
+    assert!(
+        f.iter().any(|f| f["rule"] == "remote_numa"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("runs on NUMA node(s) 0, hns_2 is on node 1")),
+        "{f:#?}"
+    );
 }
 
 #[test]
@@ -212,7 +286,12 @@ fn check_lists_rules_and_can_fail_a_pipeline() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     let rules = ok(&linkperf(&store, &["check", "--rules"]));
-    for r in ["above_line_rate", "rate_size_mismatch", "remote_numa", "pcie_downgraded"] {
+    for r in [
+        "above_line_rate",
+        "rate_size_mismatch",
+        "remote_numa",
+        "pcie_downgraded",
+    ] {
         assert!(rules.contains(r), "{rules}");
     }
     ok(&linkperf(
@@ -222,8 +301,14 @@ fn check_lists_rules_and_can_fail_a_pipeline() {
     let out = linkperf(&store, &["check", "--fail-on-findings"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("below_line_rate"));
-    let out = linkperf(&store, &["check", "--where", "test=ib_read_bw", "--fail-on-findings"]);
+    let out = linkperf(
+        &store,
+        &["check", "--where", "test=ib_read_bw", "--fail-on-findings"],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let out = linkperf(&store, &["check", "--where", "role=server,test=ib_write_bw"]);
+    let out = linkperf(
+        &store,
+        &["check", "--where", "role=server,test=ib_write_bw"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }

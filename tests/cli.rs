@@ -164,6 +164,7 @@ fn killed_import_leaves_store_readable() {
             labels: &Default::default(),
             mode: Mode::Store,
             jobs: 1,
+            check: None,
             before_commit: Some(|| std::process::abort()),
         };
         import(Path::new(&store), &[SEED_000.into()], &options).unwrap();

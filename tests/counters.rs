@@ -46,7 +46,12 @@ impl Namespaces {
         // This machine's kernel has no sch_netem; there a token bucket with a short queue
         // drops what does not fit, and TCP repairs those losses the same way.
         let netem = format!("ip netns exec {name}r tc qdisc add dev {name}r0 root netem loss 1%");
-        if !Command::new("sh").args(["-c", &netem]).status().unwrap().success() {
+        if !Command::new("sh")
+            .args(["-c", &netem])
+            .status()
+            .unwrap()
+            .success()
+        {
             sh(&format!(
                 "ip netns exec {name}r tc qdisc add dev {name}r0 root tbf rate 500mbit burst 32kb limit 64kb"
             ));
@@ -56,7 +61,13 @@ impl Namespaces {
 
     fn retransmits(&self, ns: &str) -> u64 {
         let o = Command::new("ip")
-            .args(["netns", "exec", &format!("{}{ns}", self.0), "cat", "/proc/net/snmp"])
+            .args([
+                "netns",
+                "exec",
+                &format!("{}{ns}", self.0),
+                "cat",
+                "/proc/net/snmp",
+            ])
             .output()
             .expect("ip netns exec");
         let text = String::from_utf8_lossy(&o.stdout).to_string();
@@ -155,7 +166,10 @@ fn tcp_retransmits_under_netem_loss_are_stored_with_the_run() {
     assert!(!server.is_empty());
     for r in &server {
         assert_eq!(r["host"], "a", "{r}");
-        assert!(r["counters_source"].as_str().unwrap().ends_with("iperf3-r1-server.counters"));
+        assert!(r["counters_source"]
+            .as_str()
+            .unwrap()
+            .ends_with("iperf3-r1-server.counters"));
     }
     // The report names it in its counters section.
     let report = dir.path().join("report");
@@ -175,10 +189,13 @@ fn tcp_retransmits_under_netem_loss_are_stored_with_the_run() {
 }
 
 fn export(store: &std::path::Path, filter: &str) -> Vec<serde_json::Value> {
-    ok(&linkperf(store, &["export", "--counters", "--where", filter]))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    ok(&linkperf(
+        store,
+        &["export", "--counters", "--where", filter],
+    ))
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect()
 }
 
 const LAB_LOG: &str = "fixtures/counters/rxe-lab-ib_write_bw-client.log";
@@ -206,9 +223,20 @@ fn a_lab_counters_file_reads_back() {
     };
     let sent = get("hw_counters", "sent_pkts").expect("rxe0 sent packets");
     assert!(sent > 1000, "{sent}");
-    assert_eq!(get("rdma statistic", "sent_pkts"), None, "kept once, from sysfs");
-    assert_eq!(get("hw_counters", "lifespan"), None, "a setting that did not move");
-    assert!(get("snmp", "ActiveOpens").is_some(), "perftest's TCP handshake");
+    assert_eq!(
+        get("rdma statistic", "sent_pkts"),
+        None,
+        "kept once, from sysfs"
+    );
+    assert_eq!(
+        get("hw_counters", "lifespan"),
+        None,
+        "a setting that did not move"
+    );
+    assert!(
+        get("snmp", "ActiveOpens").is_some(),
+        "perftest's TCP handshake"
+    );
     assert_eq!(get("snmp", "CurrEstab"), None, "a gauge");
     // Every delta is its two values' difference, and its line holds the after value.
     let lines: Vec<&str> = text.lines().collect();
@@ -230,8 +258,8 @@ fn importing_a_log_reads_its_counters_file() {
     let out = ok(&linkperf(&store, &["import", LAB_LOG]));
     assert!(!out.contains("problem"), "{out}");
     let rows = export(&store, "test=ib_write_bw");
-    let text = std::fs::read_to_string(common::root().join(LAB_COUNTERS)).unwrap();
-    let file = linkperf::counters::read::parse(&text);
+    let file_text = std::fs::read_to_string(common::root().join(LAB_COUNTERS)).unwrap();
+    let file = linkperf::counters::read::parse(&file_text);
     let deltas = linkperf::counters::delta::deltas(&file.host, &file.pairs[0], LAB_COUNTERS);
     assert_eq!(rows.len(), deltas.len());
     for (r, d) in rows.iter().zip(&deltas) {
@@ -246,5 +274,50 @@ fn importing_a_log_reads_its_counters_file() {
         text(&out).contains("a counters file is read with its log"),
         "{}",
         text(&out)
+    );
+}
+
+/// A counters file with a second host's reads (what `linkperf bench` appends for a server on
+/// another host): each run gets both hosts' changes, each under its host. The second host's
+/// reads here are the lab file's own, under another name.
+#[test]
+fn a_second_hosts_reads_apply_to_the_same_runs() {
+    use linkperf::counters::{capture::LocalFile, delta, read};
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = std::fs::read_to_string(common::root().join(LAB_COUNTERS)).unwrap();
+    let path = tmp.path().join("bench.counters");
+    let sections =
+        lab.split_once('\n')
+            .unwrap()
+            .1
+            .replacen("== before log line 1", "== before log line 0", 1);
+    // The file as the lab wrote it, then the other host's reads appended.
+    let appender = LocalFile::create(&path, "guest").unwrap();
+    std::fs::write(&path, &lab).unwrap();
+    appender
+        .append_other("server", &sections, 1, "guest")
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let parsed = read::parse(&text);
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(parsed.pairs.len(), 2);
+    assert_eq!(parsed.pairs[1].host, "server");
+    assert_eq!(parsed.pairs[1].log_line, 1);
+    let mut runs = vec![linkperf::model::Run {
+        line: 1,
+        ..Default::default()
+    }];
+    delta::attach(&parsed, "bench.counters", &mut runs);
+    let sent: Vec<(&str, u64)> = runs[0]
+        .counters
+        .iter()
+        .filter(|c| c.name == "sent_pkts")
+        .map(|c| (c.host.as_str(), c.delta))
+        .collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0].1, sent[1].1);
+    assert_eq!(
+        sent.iter().map(|s| s.0).collect::<Vec<_>>(),
+        vec!["guest", "server"]
     );
 }

@@ -67,7 +67,6 @@ pub fn run(_store: &std::path::Path, args: &BenchArgs) -> Result<ExitStatus> {
 pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
     use crate::store::Store;
     use crate::verbs::engine::{self, LocalSetup};
-    use crate::counters::capture::When;
     use crate::verbs::record;
     use anyhow::Context as _;
     use std::io::Write;
@@ -108,33 +107,11 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
                 .join(format!("bench-{now}-{}.log", std::process::id())),
         ),
     };
-    let mut log = match &log_path {
-        Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
-            }
-            Some(
-                std::fs::File::create(p)
-                    .with_context(|| format!("cannot create {}", p.display()))?,
-            )
-        }
-        None => None,
-    };
+    let mut log = log_path.as_deref().map(create_log).transpose()?;
     let source = log_path
         .as_ref()
         .map_or("linkperf bench".to_string(), |p| p.display().to_string());
-    // This host's counters before and after each test, beside the log (the server's host is
-    // read by `linkperf run`, which drives both sides).
-    let counters = log_path.as_ref().and_then(|p| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let file = crate::counters::capture::LocalFile::create(
-            &crate::counters::sidecar_path(p),
-            host.trim(),
-        );
-        let file = file.and_then(|f| f.read(When::Before { log_line: 1 }).map(|()| f));
-        file.map_err(|e| eprintln!("linkperf: no counters: {e}")).ok()
-    });
+    let counters = log_path.as_deref().and_then(counters::open);
     let mut tests_done = 0;
     let mut lines_written = 0u32;
     let mut runs = Vec::new();
@@ -169,15 +146,8 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         lines_written += rendered.lines.len() as u32;
         tests_done += 1;
         if let Some(c) = &counters {
-            let mut read = c.read(When::After);
-            if tests_done < params.tests.len() {
-                read = read.and_then(|()| {
-                    c.read(When::Before {
-                        log_line: lines_written + 1,
-                    })
-                });
-            }
-            read.with_context(|| format!("cannot write {}", c.path().display()))?;
+            let next = (tests_done < params.tests.len()).then_some(lines_written + 1);
+            counters::after_test(c, info, first_line, next)?;
         }
         let mut run = crate::pipeline::bench_run(info, &source, first_line, &rendered)?;
         run.labels = labels.clone();
@@ -192,13 +162,7 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         return Ok(ExitStatus::Success);
     }
     if let Some(c) = &counters {
-        let text = std::fs::read_to_string(c.path())?;
-        let file = crate::counters::read::parse(&text);
-        let name = c.path().display().to_string();
-        for (line, why) in &file.problems {
-            eprintln!("linkperf: {name}:{line}: {why}");
-        }
-        crate::counters::delta::attach(&file, &name, &mut runs);
+        counters::attach(c, &mut runs)?;
     }
     let store = Store::open(store_dir, true)?;
     let rows: usize = runs.iter().map(|r| r.measurements.len()).sum();
@@ -209,6 +173,67 @@ pub fn run(store_dir: &Path, args: &BenchArgs) -> Result<ExitStatus> {
         store.root().display()
     );
     Ok(ExitStatus::Success)
+}
+
+/// Creates the bench log (and its folder).
+#[cfg(feature = "verbs")]
+fn create_log(p: &Path) -> Result<std::fs::File> {
+    use anyhow::Context as _;
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))
+}
+
+/// The counters file beside a bench log: this host's counters before and after each test,
+/// and the server's when it runs on another host (it sends them with each test's `Done`).
+#[cfg(feature = "verbs")]
+mod counters {
+    use crate::counters::capture::{LocalFile, When};
+    use crate::model::Run;
+    use crate::verbs::record::SessionInfo;
+    use anyhow::{Context, Result};
+    use std::path::Path;
+
+    /// Creates the file beside `log` with the first `before` read; `None` (said on standard
+    /// error) when it cannot be written: the session runs without counters.
+    pub fn open(log: &Path) -> Option<LocalFile> {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let file = LocalFile::create(&crate::counters::sidecar_path(log), host.trim());
+        let file = file.and_then(|f| f.read(When::Before { log_line: 1 }).map(|()| f));
+        file.map_err(|e| eprintln!("linkperf: no counters: {e}")).ok()
+    }
+
+    /// After a test whose log block starts at `first_line`: this host's `after` read, the
+    /// server's reads, and the `before` read of the test whose block starts at `next`.
+    pub fn after_test(
+        c: &LocalFile,
+        info: &SessionInfo,
+        first_line: u32,
+        next: Option<u32>,
+    ) -> Result<()> {
+        let mut read = c.read(When::After);
+        if let Some((server, reads)) = &info.server_counters {
+            let here = info.host.as_deref().unwrap_or("");
+            read = read.and_then(|()| c.append_other(server, reads, first_line, here));
+        }
+        if let Some(log_line) = next {
+            read = read.and_then(|()| c.read(When::Before { log_line }));
+        }
+        read.with_context(|| format!("cannot write {}", c.path().display()))
+    }
+
+    /// Gives the session's runs their counters, as importing the log would.
+    pub fn attach(c: &LocalFile, runs: &mut [Run]) -> Result<()> {
+        let text = std::fs::read_to_string(c.path())?;
+        let file = crate::counters::read::parse(&text);
+        let name = c.path().display().to_string();
+        for (line, why) in &file.problems {
+            eprintln!("linkperf: {name}:{line}: {why}");
+        }
+        crate::counters::delta::attach(&file, &name, runs);
+        Ok(())
+    }
 }
 
 /// Latency samples as a text histogram: 20 bins from the minimum to the 99th percentile, and

@@ -109,7 +109,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
             labels: &labels,
             mode: pipeline::Mode::Store,
             jobs: 0,
-            check: Some(&config),
+            check: Some(config),
             before_commit: None,
         },
     )?;

@@ -33,7 +33,7 @@ pub fn commands(netdevs: &[String]) -> Vec<Vec<String>> {
 
 /// The first line of a counters file.
 pub fn header(host: &str) -> String {
-    format!("# linkperf counters host={host}")
+    format!("{}{host}", super::read::HEADER)
 }
 
 /// A command as its `$` line shows it (arguments with spaces quoted).
@@ -54,7 +54,9 @@ pub fn display(argv: &[String]) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum When {
     /// Before the test; the pair applies to the log's runs from this 1-based line on.
-    Before { log_line: u32 },
+    Before {
+        log_line: u32,
+    },
     After,
 }
 
@@ -131,6 +133,23 @@ impl LocalFile {
     pub fn read(&self, when: When) -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new().append(true).open(&self.path)?;
         snapshot(&mut f, when, &self.commands, run_here)
+    }
+
+    /// Appends another host's before/after reads (`reads`: its `==` sections, its before read
+    /// marked `log line 0`) for the runs from `log_line` on, then this host's header again.
+    pub fn append_other(
+        &self,
+        other: &str,
+        reads: &str,
+        log_line: u32,
+        this: &str,
+    ) -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&self.path)?;
+        writeln!(f, "{}", header(other))?;
+        let before = When::Before { log_line: 0 }.line();
+        let reads = reads.replacen(&before, &When::Before { log_line }.line(), 1);
+        f.write_all(reads.as_bytes())?;
+        writeln!(f, "{}", header(this))
     }
 }
 

@@ -64,17 +64,27 @@ pub fn deltas(host: &str, pair: &Pair, source: &str) -> Vec<CounterDelta> {
         .collect()
 }
 
-/// Gives each run the counters of the last pair that starts at or before its first line, and
-/// the placement of its device. Pairs without an `after` read (a run cut short) give nothing.
+/// Gives each run, per host, the counters of the last pair that starts at or before its first
+/// line, and the placement of its device. Pairs without an `after` read (a run cut short) give nothing.
 pub fn attach(file: &CountersFile, source: &str, runs: &mut [Run]) {
-    let per_pair: Vec<(u32, Vec<CounterDelta>)> = file
+    let per_pair: Vec<(&str, u32, Vec<CounterDelta>)> = file
         .pairs
         .iter()
-        .map(|p| (p.log_line, deltas(&file.host, p, source)))
+        .map(|p| (p.host.as_str(), p.log_line, deltas(&p.host, p, source)))
         .collect();
+    let mut hosts: Vec<&str> = per_pair.iter().map(|p| p.0).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
     for run in runs {
-        if let Some((_, d)) = per_pair.iter().rev().find(|(from, _)| *from <= run.line) {
-            run.counters = d.clone();
+        run.counters.clear();
+        for host in &hosts {
+            let covering = per_pair
+                .iter()
+                .rev()
+                .find(|(h, from, _)| h == host && *from <= run.line);
+            if let Some((_, _, d)) = covering {
+                run.counters.extend(d.iter().cloned());
+            }
         }
         // The placement of the run's device, as a device listing of the transcript would give.
         for (device, f, value) in &file.placement {

@@ -48,8 +48,24 @@ pub fn is_sidecar(path: &Path) -> bool {
 fn tells_why(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     [
-        "pause", "pfc", "cnp", "ecn", "retrans", "out_of_seq", "out_of_sequence", "seq_err",
-        "discard", "drop", "err", "timeout", "nak", "rnr", "lost", "loss", "dup", "buffer",
+        "pause",
+        "pfc",
+        "cnp",
+        "ecn",
+        "retrans",
+        "out_of_seq",
+        "out_of_sequence",
+        "seq_err",
+        "discard",
+        "drop",
+        "err",
+        "timeout",
+        "nak",
+        "rnr",
+        "lost",
+        "loss",
+        "dup",
+        "buffer",
     ]
     .iter()
     .any(|k| n.contains(k))

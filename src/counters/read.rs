@@ -19,6 +19,8 @@ pub struct Reading {
 /// One before/after pair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pair {
+    /// The host read (the `# linkperf counters host=…` line above the pair).
+    pub host: String,
     /// The pair applies to the log's runs that start at this line or later.
     pub log_line: u32,
     pub before: Vec<Reading>,
@@ -26,9 +28,11 @@ pub struct Pair {
     pub after: Option<Vec<Reading>>,
 }
 
-/// A whole counters file.
+/// A whole counters file. It starts with a `# linkperf counters host=NAME` line; a later one
+/// starts another host's reads (`linkperf bench` adds the server's after each test).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CountersFile {
+    /// The first host.
     pub host: String,
     pub pairs: Vec<Pair>,
     /// (device, file, value) of the RDMA devices' placement files, from the first read.
@@ -74,21 +78,22 @@ struct Output<'a> {
     lines: Vec<(u32, &'a str)>,
 }
 
+/// The line that names the host whose reads follow.
+pub const HEADER: &str = "# linkperf counters host=";
+
 /// Reads a counters file.
 pub fn parse(text: &str) -> CountersFile {
     let mut file = CountersFile::default();
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + 1, l));
-    match lines.next() {
-        Some((_, l)) if l.starts_with("# linkperf counters host=") => {
-            file.host = l["# linkperf counters host=".len()..].trim().to_string();
-        }
-        _ => file.problems.push((
+    let lines = text.lines().enumerate().map(|(i, l)| (i as u32 + 1, l));
+    if !text.starts_with(HEADER) {
+        file.problems.push((
             1,
             "not a counters file: the first line is not `# linkperf counters host=NAME`".into(),
-        )),
+        ));
     }
+    let mut host = String::new();
     let mut section: Option<(bool, u32, Vec<Output>)> = None;
-    let close = |file: &mut CountersFile, section: Option<(bool, u32, Vec<Output>)>| {
+    let close = |file: &mut CountersFile, host: &str, section: Option<(bool, u32, Vec<Output>)>| {
         let Some((is_before, log_line, outputs)) = section else {
             return;
         };
@@ -98,6 +103,7 @@ pub fn parse(text: &str) -> CountersFile {
         let readings = read_outputs(outputs, &mut file.problems);
         if is_before {
             file.pairs.push(Pair {
+                host: host.to_string(),
                 log_line,
                 before: readings,
                 after: None,
@@ -107,8 +113,14 @@ pub fn parse(text: &str) -> CountersFile {
         }
     };
     for (n, line) in lines {
-        if let Some(rest) = line.strip_prefix("== before log line ") {
-            close(&mut file, section.take());
+        if let Some(name) = line.strip_prefix(HEADER) {
+            close(&mut file, &host, section.take());
+            host = name.trim().to_string();
+            if file.host.is_empty() {
+                file.host = host.clone();
+            }
+        } else if let Some(rest) = line.strip_prefix("== before log line ") {
+            close(&mut file, &host, section.take());
             match rest.trim().parse::<u32>() {
                 Ok(log_line) => section = Some((true, log_line, Vec::new())),
                 Err(_) => file
@@ -116,7 +128,7 @@ pub fn parse(text: &str) -> CountersFile {
                     .push((n, format!("`{line}`: expected a line number"))),
             }
         } else if line == "== after" {
-            close(&mut file, section.take());
+            close(&mut file, &host, section.take());
             if file.pairs.last().is_none_or(|p| p.after.is_some()) {
                 file.problems
                     .push((n, "an `== after` read without a `== before` read".into()));
@@ -135,9 +147,10 @@ pub fn parse(text: &str) -> CountersFile {
                     object,
                     lines: Vec::new(),
                 }),
-                None => file
-                    .problems
-                    .push((n, format!("`{command}`: not a counter reader linkperf knows"))),
+                None => file.problems.push((
+                    n,
+                    format!("`{command}`: not a counter reader linkperf knows"),
+                )),
             }
         } else if let Some((_, _, outputs)) = section.as_mut() {
             match outputs.last_mut() {
@@ -152,7 +165,7 @@ pub fn parse(text: &str) -> CountersFile {
                 .push((n, "a line outside a before or after read".into()));
         }
     }
-    close(&mut file, section.take());
+    close(&mut file, &host, section.take());
     file
 }
 
@@ -169,7 +182,10 @@ fn placement(outputs: &[Output]) -> Vec<(String, String, String)> {
 
 fn read_outputs(outputs: Vec<Output>, problems: &mut Vec<(u32, String)>) -> Vec<Reading> {
     let mut out = Vec::new();
-    for o in outputs.into_iter().filter(|o| o.reader != Reader::Placement) {
+    for o in outputs
+        .into_iter()
+        .filter(|o| o.reader != Reader::Placement)
+    {
         let mut readings = Vec::new();
         let mut unread = Vec::new();
         match o.reader {
@@ -272,9 +288,14 @@ fn read_snmp(lines: &[(u32, &str)], out: &mut Vec<Reading>, unread: &mut Vec<u32
             unread.push(n);
             break;
         };
-        let values = values.strip_prefix(proto).and_then(|v| v.strip_prefix(": "));
+        let values = values
+            .strip_prefix(proto)
+            .and_then(|v| v.strip_prefix(": "));
         let (names, values): (Vec<&str>, Vec<&str>) = match values {
-            Some(v) => (names.split_whitespace().collect(), v.split_whitespace().collect()),
+            Some(v) => (
+                names.split_whitespace().collect(),
+                v.split_whitespace().collect(),
+            ),
             None => {
                 unread.push(vn);
                 i += 1;

@@ -48,12 +48,18 @@ mod tests {
             device_file("/sys/class/infiniband/mlx5_0/device/current_link_speed:8.0 GT/s PCIe"),
             Some(("mlx5_0", "current_link_speed", "8.0 GT/s PCIe"))
         );
-        assert_eq!(device_file("/sys/class/infiniband/mlx5_0/device/vendor:0x15b3"), None);
+        assert_eq!(
+            device_file("/sys/class/infiniband/mlx5_0/device/vendor:0x15b3"),
+            None
+        );
         assert_eq!(device_file("/sys/class/net/eth0/device/numa_node:0"), None);
         assert_eq!(
             device_file("/tmp/t/sys/class/infiniband/rxe0/device/numa_node:-1"),
             Some(("rxe0", "numa_node", "-1"))
         );
-        assert_eq!(device_file("x /sys/class/infiniband/rxe0/device/numa_node:1"), None);
+        assert_eq!(
+            device_file("x /sys/class/infiniband/rxe0/device/numa_node:1"),
+            None
+        );
     }
 }

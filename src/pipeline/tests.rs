@@ -37,6 +37,7 @@ fn info() -> SessionInfo {
         ]),
         argv: vec!["linkperf".into(), "bench".into()],
         started_at: 1_700_000_000,
+        server_counters: None,
     }
 }
 

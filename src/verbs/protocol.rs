@@ -11,7 +11,8 @@ use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 pub const PROTOCOL: &str = "linkperf-verbs";
-pub const VERSION: u32 = 1;
+/// 2: `Done` carries the server host's counter reads around the test.
+pub const VERSION: u32 = 2;
 /// Default TCP port (perftest uses 18515; a different one lets both run side by side).
 pub const DEFAULT_PORT: u16 = 18520;
 /// A message longer than this is not from a linkperf peer.
@@ -83,8 +84,13 @@ pub enum Message {
     },
     /// Client → server: the test is over, free its resources.
     Teardown,
-    /// Server → client: resources freed.
-    Done,
+    /// Server → client: resources freed, with the server's host name and its counters read
+    /// before the test's setup and after its teardown (a counters file's `==` sections, see
+    /// [`crate::counters`]; empty when it could not read them).
+    Done {
+        host: String,
+        counters: String,
+    },
     /// Client → server: the session is over.
     Bye,
 }
@@ -103,7 +109,7 @@ impl Message {
             Message::End { .. } => "end",
             Message::Verified { .. } => "verified",
             Message::Teardown => "teardown",
-            Message::Done => "done",
+            Message::Done { .. } => "done",
             Message::Bye => "bye",
         }
     }
@@ -426,14 +432,14 @@ mod tests {
         let (mut c, mut s) = pair(Duration::from_secs(5));
         c.send(&Message::Hello {
             protocol: PROTOCOL.into(),
-            version: 2,
+            version: 1,
             params: params(),
         })
         .unwrap();
         let err = s.receive_hello().unwrap_err().to_string();
-        assert!(err.contains("protocol version 2"), "{err}");
+        assert!(err.contains("protocol version 1"), "{err}");
         let err = c.recv().unwrap_err().to_string();
-        assert!(err.contains("reported: peer speaks linkperf-verbs protocol version 2, this linkperf speaks version 1"), "{err}");
+        assert!(err.contains("reported: peer speaks linkperf-verbs protocol version 1, this linkperf speaks version 2"), "{err}");
     }
 
     #[test]

@@ -76,4 +76,7 @@ pub struct SessionInfo {
     pub argv: Vec<String>,
     /// When the test started (seconds since the epoch), which also makes each run unique.
     pub started_at: u64,
+    /// The server's host name and its counter reads around the test (`Done`), when it is
+    /// another host than this one (one host is read once).
+    pub server_counters: Option<(String, String)>,
 }

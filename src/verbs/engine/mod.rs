@@ -8,6 +8,7 @@ mod loops;
 mod resources;
 mod serve;
 
+use crate::counters::capture::{self, When};
 pub use resources::{Dev, LocalSetup};
 
 use crate::verbs::options::{BenchParams, BenchTest};
@@ -66,11 +67,13 @@ fn serve_session(
     })?;
     say(&format!("client {} connected", chan.peer()));
     let mut current: Option<(BenchTest, Local, crate::verbs::protocol::Endpoint)> = None;
+    let mut counters = Vec::new();
     loop {
         match chan.recv()? {
             Message::Setup { test, mtu } => {
                 // Free the previous test's QPs and buffer before creating new ones.
                 drop(current.take());
+                counters = read_counters(When::Before { log_line: 0 }, Vec::new());
                 if mtu > dev.active_mtu {
                     bail!(
                         "--mtu {mtu}: larger than {} port {}'s active MTU {}",
@@ -114,7 +117,11 @@ fn serve_session(
             }
             Message::Teardown => {
                 drop(current.take());
-                chan.send(&Message::Done)?;
+                let text = read_counters(When::After, std::mem::take(&mut counters));
+                chan.send(&Message::Done {
+                    host: hostname().unwrap_or_default(),
+                    counters: String::from_utf8_lossy(&text).into_owned(),
+                })?;
             }
             Message::Progress => {}
             Message::Bye => return Ok(()),
@@ -200,7 +207,13 @@ fn client_session(
             results.push(r);
         }
         chan.send(&Message::Teardown)?;
-        chan.expect("done")?;
+        let Message::Done {
+            host: server_host,
+            counters,
+        } = chan.expect("done")?
+        else {
+            unreachable!("expect checked the kind")
+        };
         let remote_gid = gid_from_hex(&remote.qps[0].gid)?;
         let info = SessionInfo {
             host: hostname(),
@@ -217,12 +230,29 @@ fn client_session(
             device_facts: dev.info.facts(),
             argv: std::env::args().collect(),
             started_at,
+            server_counters: (Some(&server_host) != hostname().as_ref() && !counters.is_empty())
+                .then_some((server_host, counters)),
         };
         drop(local);
         on_test(test, &info, &results)?;
     }
     chan.send(&Message::Bye)?;
     Ok(())
+}
+
+/// Appends one read of this host's counters (the RDMA devices' netdevs from `rdma link`) to
+/// `out`; a reader that cannot run says so in its place.
+fn read_counters(when: When, mut out: Vec<u8>) -> Vec<u8> {
+    let rdma_link = capture::run_here(&["rdma".into(), "link".into()]).unwrap_or_default();
+    let netdevs = capture::netdevs_of_rdma_link(&String::from_utf8_lossy(&rdma_link));
+    // Writing to memory cannot fail.
+    let _ = capture::snapshot(
+        &mut out,
+        when,
+        &capture::commands(&netdevs),
+        capture::run_here,
+    );
+    out
 }
 
 fn hostname() -> Option<String> {
