@@ -190,7 +190,7 @@ fn without_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
 
 /// Gives the runs of `source` the counters that changed across them, from the counters file
 /// beside it (see [`counters`]), if there is one; its unreadable lines become problems.
-fn read_counters(source: &str, result: &mut ingest::FileResult) {
+pub fn read_counters(source: &str, result: &mut ingest::FileResult) {
     let path = counters::sidecar_path(Path::new(source));
     let Ok(bytes) = std::fs::read(&path) else {
         return;

@@ -131,8 +131,14 @@ pub fn load_source(
     } else {
         let mut runs = Vec::new();
         for f in crate::pipeline::collect_files(&[path.to_path_buf()])? {
+            if crate::counters::is_sidecar(&f) {
+                continue; // read with its log
+            }
             let bytes = std::fs::read(&f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
-            runs.extend(crate::ingest::parse_bytes(&f.display().to_string(), &bytes).runs);
+            let source = f.display().to_string();
+            let mut parsed = crate::ingest::parse_bytes(&source, &bytes);
+            crate::pipeline::read_counters(&source, &mut parsed);
+            runs.extend(parsed.runs);
         }
         runs
     };

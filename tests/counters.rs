@@ -321,3 +321,39 @@ fn a_second_hosts_reads_apply_to_the_same_runs() {
         vec!["guest", "server"]
     );
 }
+
+/// `gate` names the counters that changed across both sides next to each verdict, from raw
+/// logs (their counters files are read with them) as from the store.
+#[test]
+fn gate_shows_counters_next_to_each_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    ok(&linkperf(&store, &["import", LAB_LOG]));
+    let json = tmp.path().join("gate.json");
+    let out = linkperf(
+        &store,
+        &[
+            "gate",
+            "--baseline",
+            LAB_LOG,
+            "--current-where",
+            "test=ib_write_bw",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("counters"), "{}", text(&out));
+    let gate: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let points = gate["points"].as_array().unwrap();
+    assert!(!points.is_empty());
+    for p in points {
+        let (current, baseline) = (
+            p["counters"].as_str().unwrap(),
+            p["baseline_counters"].as_str().unwrap(),
+        );
+        assert!(current.contains("sent_pkts +"), "{p}");
+        assert_eq!(current, baseline, "the same run on both sides");
+    }
+}
