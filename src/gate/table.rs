@@ -43,8 +43,24 @@ pub const HEADERS: [&str; 12] = [
     "why",
 ];
 
+/// Whether the `counters` column has anything to show: runs without counters files (imported
+/// logs) leave it out.
+pub fn shows_counters(points: &[GatePoint]) -> bool {
+    points.iter().any(|p| !p.counters_text().is_empty())
+}
+
+/// Removes column `name` from a table.
+pub fn without_column<T>(headers: &mut Vec<String>, rows: &mut [Vec<T>], name: &str) {
+    if let Some(i) = headers.iter().position(|h| h == name) {
+        headers.remove(i);
+        for r in rows.iter_mut() {
+            r.remove(i);
+        }
+    }
+}
+
 pub fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
-    let headers = HEADERS.iter().map(|s| s.to_string()).collect();
+    let mut headers: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
     let rows = points
         .iter()
         .map(|p| {
@@ -63,7 +79,11 @@ pub fn table_rows(points: &[GatePoint]) -> (Vec<String>, Vec<Vec<String>>) {
                 format!("{} [{}]", p.decision.reason, p.decision.method),
             ]
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut rows = rows;
+    if !shows_counters(points) {
+        without_column(&mut headers, &mut rows, "counters");
+    }
     (headers, rows)
 }
 

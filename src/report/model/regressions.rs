@@ -2,12 +2,12 @@
 
 use super::view::{size_text, Cell, Table};
 use crate::format;
-use crate::gate::table::HEADERS;
+use crate::gate::table::{shows_counters, without_column, HEADERS};
 use crate::gate::{GateResult, Outcome};
 
 /// The regressions section: the points of a gate result that regressed or went missing.
 pub(super) fn gate_table(gate: &GateResult) -> Table {
-    let headers = HEADERS
+    let mut headers: Vec<String> = HEADERS
         .iter()
         .filter(|h| **h != "p")
         .map(|s| s.to_string())
@@ -40,6 +40,10 @@ pub(super) fn gate_table(gate: &GateResult) -> Table {
                 Cell::text(&d.reason),
             ]
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut rows = rows;
+    if !shows_counters(&gate.points) {
+        without_column(&mut headers, &mut rows, "counters");
+    }
     Table { headers, rows }
 }
