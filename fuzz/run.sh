@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 target_dir=${FUZZ_TARGET_DIR:-/var/tmp/linkperf-fuzz-target}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse_bytes block_parsers perftest_json iperf3_json)
+[ ${#targets[@]} -gt 0 ] || targets=(parse_bytes block_parsers perftest_json iperf3_json counters_file)
 
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
@@ -40,6 +40,8 @@ mapfile -t perftest_json < <(grep -rlE '"?test_info"?[[:space:]]*:' fixtures --i
 seed perftest_json "${perftest_json[@]}"
 mapfile -t iperf3_json < <(grep -rl '"start":' fixtures/iperf3 | sort)
 seed iperf3_json "${iperf3_json[@]}"
+mapfile -t counters_files < <(find fixtures -name '*.counters' | sort)
+seed counters_file "${counters_files[@]}"
 
 status=0
 for t in "${targets[@]}"; do
