@@ -39,6 +39,9 @@ pub enum Command {
     /// single-size runs) and placement that makes them low (remote NUMA node, PCIe link
     /// trained below its maximum).
     Check(CheckArgs),
+    /// Name the slow host or pair of a fleet: per-host effects fitted to the pair results of
+    /// pattern tests (`linkperf run` with `pattern = "all-pairs"` …); exit 1 on a suspect.
+    Fleet(FleetArgs),
     /// Compare groups (platforms, MTUs, label values) point by point against a baseline.
     Compare(CompareArgs),
     /// Fail (exit 1) when the current results regressed against a baseline.
@@ -280,6 +283,27 @@ pub struct CheckArgs {
     /// List the rules and what each means, then exit.
     #[arg(long)]
     pub rules: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FleetArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// The metric fitted (latency metrics are fitted as their reciprocal).
+    #[arg(long, default_value = "bw_avg_gbps")]
+    pub metric: String,
+    /// A host or pair more than this share below the fleet is a suspect (and beyond noise).
+    #[arg(long, default_value_t = 0.10)]
+    pub threshold: f64,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FleetFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FleetFormat {
+    Table,
+    Markdown,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -35,6 +35,7 @@ with_store!(
     config,
     exit,
     export,
+    fleet,
     format,
     gate,
     metric,

@@ -69,6 +69,8 @@ pub struct Options<'a> {
     /// Plausibility and placement findings ([`crate::check`]) over each file's runs, with
     /// platforms resolved by this project file; `None` checks nothing.
     pub check: Option<&'a crate::config::Config>,
+    /// Labels for the runs of particular files (by path as given), on top of `labels`.
+    pub file_labels: Option<&'a std::collections::HashMap<String, BTreeMap<String, String>>>,
     /// Called after the batch is written and before it is published. A test-only seam: the
     /// crash test passes a hook that aborts the process there, as a killed import would die.
     pub before_commit: Option<fn()>,
@@ -110,9 +112,14 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
     let keep_runs = options.mode != Mode::DryRun;
     let prepare = |source: String, bytes: usize, mut result: ingest::FileResult| {
         read_counters(&source, &mut result);
+        let extra = options.file_labels.and_then(|m| m.get(&source));
         for r in &mut result.runs {
             r.labels
                 .extend(options.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(extra) = extra {
+                r.labels
+                    .extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
         }
         let mut tally = Tally::of(&result.runs);
         if let Some(config) = options.check {

@@ -165,6 +165,7 @@ fn killed_import_leaves_store_readable() {
             mode: Mode::Store,
             jobs: 1,
             check: None,
+            file_labels: None,
             before_commit: Some(|| std::process::abort()),
         };
         import(Path::new(&store), &[SEED_000.into()], &options).unwrap();

@@ -30,6 +30,7 @@ pub fn run(
             mode,
             jobs: args.jobs,
             check: Some(&config),
+            file_labels: None,
             before_commit: None,
         },
     )?;

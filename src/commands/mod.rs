@@ -11,6 +11,7 @@ pub mod compare;
 pub mod completions;
 pub mod devices;
 pub mod export;
+pub mod fleet;
 pub mod gate;
 pub mod history;
 pub mod import;
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     match &cli.command {
         Command::Import(args) => import::run(store, config(), args),
         Command::Check(args) => check::run(store, &config()?, args),
+        Command::Fleet(args) => fleet::run(store, &config()?, args),
         Command::Export(args) => export::run(store, &config()?, args),
         Command::Ls(args) => ls::run(store, &config()?, args),
         Command::Compare(args) => compare::run(store, &config()?, args),

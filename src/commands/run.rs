@@ -8,6 +8,7 @@ use crate::pipeline;
 use crate::report::generate::{generate, Format, Request};
 use crate::runner::{self, suite::Suite};
 use anyhow::{anyhow, bail, Context, Result};
+use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +55,43 @@ fn shortcut_suite(args: &RunArgs, tests: &[String]) -> Result<(Suite, String)> {
     Ok((suite, text))
 }
 
+/// Imports every log of the run directory, exactly as `linkperf import` would, with `labels`
+/// on every run and a pattern run's own labels (pattern, round, hosts) on both of its logs.
+fn import_logs(
+    store_dir: &Path,
+    config: &Config,
+    run_dir: &Path,
+    manifest: &runner::Manifest,
+    labels: &BTreeMap<String, String>,
+) -> Result<pipeline::Imported> {
+    let mut logs: Vec<_> = std::fs::read_dir(run_dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    let file_labels: HashMap<String, BTreeMap<String, String>> = manifest
+        .runs
+        .iter()
+        .filter(|r| !r.labels.is_empty())
+        .flat_map(|r| {
+            [&r.server_log, &r.client_log]
+                .map(|log| (run_dir.join(log).display().to_string(), r.labels.clone()))
+        })
+        .collect();
+    pipeline::import(
+        store_dir,
+        &logs,
+        &pipeline::Options {
+            labels,
+            mode: pipeline::Mode::Store,
+            jobs: 0,
+            check: Some(config),
+            file_labels: Some(&file_labels),
+            before_commit: None,
+        },
+    )
+}
+
 pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStatus> {
     let labels = super::shared::parse_labels(&args.labels)?;
     let (suite, suite_text) = match (&args.suite, &args.tests) {
@@ -68,6 +106,13 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         (None, Some(tests)) => shortcut_suite(args, tests)?,
         (None, None) => bail!("give a suite file or --tests (see suites/ for examples)"),
     };
+    // Pattern tests become one test per pair; `hosts = "@FILE"` is read beside the suite.
+    let base = args
+        .suite
+        .as_deref()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."));
+    let suite = suite.expand(base, args.base_port)?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -93,26 +138,10 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         return Ok(ExitStatus::Success);
     }
 
-    // Import every log of the run directory, exactly as `linkperf import` would.
     let mut labels = labels;
     labels.insert("suite".into(), suite.name.clone());
     labels.insert("run".into(), manifest.run.clone());
-    let mut logs: Vec<_> = std::fs::read_dir(&run_dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    logs.sort();
-    let imported = pipeline::import(
-        store_dir,
-        &logs,
-        &pipeline::Options {
-            labels: &labels,
-            mode: pipeline::Mode::Store,
-            jobs: 0,
-            check: Some(config),
-            before_commit: None,
-        },
-    )?;
+    let imported = import_logs(store_dir, config, &run_dir, &manifest, &labels)?;
     let outcome = imported.stored.unwrap_or_default();
     let failed: Vec<_> = manifest.runs.iter().filter(|r| r.status != "ok").collect();
     println!(

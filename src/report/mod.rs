@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod generate;
+pub mod heatmap;
 pub mod history;
 pub mod model;
 
@@ -127,7 +128,8 @@ pub fn write(
         }
         if what.markdown {
             let history = ctx.history.iter().flat_map(|h| &h.charts);
-            for c in ctx.sections.iter().flat_map(|s| &s.charts).chain(history) {
+            let fleet = ctx.fleet.iter().flat_map(|f| &f.charts);
+            for c in ctx.sections.iter().flat_map(|s| &s.charts).chain(history).chain(fleet) {
                 put(&c.file, &c.svg)?;
             }
             put("report.md", &render(env, "report.md", ctx, templates)?)?;

@@ -69,8 +69,9 @@ fn wait(
 }
 
 /// Runs one round: runs between the same two hosts go one after another; different host pairs
-/// run in parallel, at most `concurrency` at a time (each test has its own ports). Records come
-/// back in the batch's order.
+/// run in parallel, at most `concurrency` at a time (each test has its own ports), and never
+/// two at once on one host: a pair waits until both its hosts are free, so a pattern's rounds
+/// keep every host in one test at a time. Records come back in the batch's order.
 pub(super) fn execute_batch(
     batch: &[Planned<'_>],
     concurrency: usize,
@@ -87,15 +88,39 @@ pub(super) fn execute_batch(
             None => groups.push((key, vec![i])),
         }
     }
-    let queue = std::sync::Mutex::new(groups.into_iter().map(|g| g.1).collect::<Vec<_>>());
+    let hosts_of = |g: &[usize]| {
+        let (_, s, c, _) = &batch[g[0]];
+        [s.name.clone(), c.name.clone()]
+    };
+    // Groups in the batch's order (a pattern's round order), and the hosts in a test now.
+    let state = std::sync::Mutex::new((
+        groups.into_iter().map(|g| g.1).collect::<std::collections::VecDeque<_>>(),
+        std::collections::HashSet::<String>::new(),
+    ));
+    let freed = std::sync::Condvar::new();
     let results = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..concurrency.clamp(1, 64) {
             scope.spawn(|| loop {
-                let Some(group) = queue.lock().expect("queue").pop() else {
-                    break;
+                let mut guard = state.lock().expect("queue");
+                let group = loop {
+                    let (queue, busy) = &mut *guard;
+                    if queue.is_empty() {
+                        break None;
+                    }
+                    let free = queue
+                        .iter()
+                        .position(|g| hosts_of(g).iter().all(|h| !busy.contains(h)));
+                    if let Some(at) = free {
+                        let g = queue.remove(at).expect("in range");
+                        busy.extend(hosts_of(&g));
+                        break Some(g);
+                    }
+                    guard = freed.wait(guard).expect("queue");
                 };
-                for i in group {
+                drop(guard);
+                let Some(group) = group else { break };
+                for &i in &group {
                     if interrupted.load(Ordering::SeqCst) {
                         break;
                     }
@@ -103,6 +128,11 @@ pub(super) fn execute_batch(
                     let record = execute(t, server, client, r, dir, netdevs, interrupted, bar);
                     results.lock().expect("results").push((i, record));
                 }
+                let mut guard = state.lock().expect("queue");
+                for h in hosts_of(&group) {
+                    guard.1.remove(&h);
+                }
+                freed.notify_all();
             });
         }
     });
@@ -154,6 +184,7 @@ fn execute(
         seconds: 0.0,
         status: "ok".into(),
         error: None,
+        labels: t.expanded.as_ref().map(|e| e.labels.clone()).unwrap_or_default(),
     };
     let sides = counters::sides(server, client, &slog, &clog);
     read_counters(&sides, netdevs, When::Before { log_line: 1 });

@@ -11,6 +11,8 @@
 pub mod auto;
 mod counters;
 mod execute;
+mod expand;
+pub mod pattern;
 pub mod suite;
 
 use anyhow::{Context, Result};
@@ -42,6 +44,10 @@ pub struct RunRecord {
     /// `ok`, `failed`, `timeout`, `interrupted`.
     pub status: String,
     pub error: Option<String>,
+    /// Labels of a pattern test's run (pattern, round, fleet_test, server_host, client_host),
+    /// stored with both sides' runs.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// The manifest of a run directory.
@@ -161,7 +167,12 @@ pub fn run_suite(
     let mut tests = Vec::new();
     for (i, t) in suite.tests.iter().enumerate() {
         let (server, client) = (suite.host(&t.server)?, suite.host(&t.client)?);
-        tests.push((t, server, client, opts.base_port + (i as u16) * 10));
+        // A suite from `Suite::expand` carries each test's port.
+        let port = t.expanded.as_ref().map_or(
+            opts.base_port.wrapping_add((i as u16).wrapping_mul(10)),
+            |e| e.port,
+        );
+        tests.push((t, server, client, port));
     }
     let run_name = opts
         .run_dir

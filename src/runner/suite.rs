@@ -41,8 +41,23 @@ pub struct Test {
     /// `iperf` (iperf 2), `iperf3`, `qperf`, or a perftest program (`ib_write_bw`, ...).
     pub tool: String,
     pub name: Option<String>,
+    /// The server and client hosts; empty for a pattern test.
+    #[serde(default)]
     pub server: String,
+    #[serde(default)]
     pub client: String,
+    /// A traffic pattern over `hosts` instead of one server and client (see
+    /// [`super::pattern`]): `pairs`, `ring`, `all-pairs`, `one-to-many`, `many-to-one`.
+    pub pattern: Option<super::pattern::Pattern>,
+    /// The pattern's hosts by name, or `"@FILE"`: one host name per line (`#` comments).
+    pub hosts: Option<HostList>,
+    /// Run each pair of the pattern both ways.
+    #[serde(default)]
+    pub bidirectional: bool,
+    /// Set by [`Suite::expand`] on the tests it makes: the pattern, round and pair, stored as
+    /// labels of the test's runs, and the port the test uses.
+    #[serde(skip)]
+    pub expanded: Option<Expanded>,
     /// Extra flags for both sides (perftest needs the same on both).
     #[serde(default)]
     pub args: Vec<String>,
@@ -68,6 +83,21 @@ pub struct Test {
     pub auto: Auto,
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
+}
+
+/// `hosts = ["a", "b"]` or `hosts = "@fleet.txt"`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum HostList {
+    Names(Vec<String>),
+    File(String),
+}
+
+/// What a test made from a pattern carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Expanded {
+    pub labels: BTreeMap<String, String>,
+    pub port: u16,
 }
 
 /// `repeats = 5` or `repeats = "auto"`.
@@ -200,8 +230,21 @@ impl Suite {
             }
         }
         for t in &self.tests {
-            for side in [&t.server, &t.client] {
-                if !self.hosts.iter().any(|h| &h.name == side) {
+            if t.pattern.is_some() || t.hosts.is_some() {
+                if t.pattern.is_none() || t.hosts.is_none() {
+                    bail!("test {}: a pattern needs both `pattern` and `hosts`", t.tool);
+                }
+                if !t.server.is_empty() || !t.client.is_empty() {
+                    bail!("test {}: a pattern test names `hosts`, not `server` and `client`", t.tool);
+                }
+            }
+            let sides: &[&String] = if t.pattern.is_some() {
+                &[]
+            } else {
+                &[&t.server, &t.client]
+            };
+            for side in sides {
+                if !self.hosts.iter().any(|h| &h.name == *side) {
                     bail!(
                         "test {}: no host named {side:?}. Hosts: {}",
                         t.tool,

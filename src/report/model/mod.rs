@@ -4,6 +4,7 @@
 
 mod comparison;
 mod counters;
+mod fleet;
 mod headlines;
 mod regressions;
 mod samples;
@@ -12,6 +13,7 @@ mod timeline;
 mod view;
 
 pub(crate) use view::chart;
+pub use fleet::FleetView;
 pub use view::{Cell, Chart, Context, Headline, PlatformView, Section, Table};
 
 use crate::config::Config;
@@ -84,6 +86,7 @@ pub fn build(selected: &[(Run, Platform)], config: &Config, opts: &Options<'_>) 
         history: super::history::section(selected, config, opts.history_by)?,
         regressions: opts.gate.as_ref().map(regressions::gate_table),
         counters: counters::table(selected, by),
+        fleet: fleet::sections(selected)?,
     })
 }
 

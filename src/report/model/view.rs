@@ -89,6 +89,8 @@ pub struct Context {
     pub regressions: Option<Table>,
     /// Counters that changed across the runs, when any run carries them.
     pub counters: Option<Table>,
+    /// Pair matrices of pattern tests (`linkperf run` with `pattern = …`).
+    pub fleet: Vec<super::FleetView>,
 }
 
 /// Provenance that stays readable (and the HTML small) for points aggregated over many runs:

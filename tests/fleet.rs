@@ -1,0 +1,264 @@
+//! Fleet qualification for real: six network namespaces on a Linux bridge (10.77.0.1–6, each
+//! link shaped to 200 Mbit/s by a token bucket so the results do not depend on the CPU), iperf3
+//! all-pairs between them through `linkperf run` (hosts whose `wrapper` is `ip netns exec`),
+//! and `linkperf fleet` naming the culprit: a host whose link is shaped to a quarter of the
+//! others', or, with every host fine, the one pair whose direct path is. Needs root, iproute2
+//! and iperf3 (`.ci/run` installs them).
+
+mod common;
+
+use common::{linkperf, ok, text};
+use std::path::Path;
+use std::process::Command;
+
+const HOSTS: usize = 6;
+const RATE: &str = "200mbit";
+const SLOW: &str = "50mbit";
+
+fn sh(cmd: &str) {
+    let o = Command::new("sh").args(["-c", cmd]).output().expect("sh");
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Namespaces `Pn1`…`Pn6` with veths `Pv1`… into a bridge in namespace `Pbr`; removed on drop.
+struct Fleet(String);
+
+impl Fleet {
+    fn new(p: &str) -> Fleet {
+        let f = Fleet(p.to_string());
+        drop(Fleet(p.to_string())); // what an earlier killed run left
+        sh(&format!(
+            "ip netns add {p}br && ip -n {p}br link add {p}br type bridge && ip -n {p}br link set {p}br up"
+        ));
+        for i in 1..=HOSTS {
+            sh(&format!(
+                "ip netns add {p}n{i} && ip -n {p}n{i} link set lo up && \
+                 ip link add {p}v{i} netns {p}n{i} type veth peer name {p}b{i} netns {p}br && \
+                 ip -n {p}br link set {p}b{i} master {p}br && ip -n {p}br link set {p}b{i} up && \
+                 ip -n {p}n{i} addr add 10.77.0.{i}/24 dev {p}v{i} && ip -n {p}n{i} link set {p}v{i} up"
+            ));
+            f.shape(i, RATE);
+        }
+        f
+    }
+
+    /// Shapes host `i`'s link both ways: its egress, and the bridge port's egress towards it.
+    fn shape(&self, i: usize, rate: &str) {
+        let p = &self.0;
+        for (ns, dev) in [
+            (format!("{p}n{i}"), format!("{p}v{i}")),
+            (format!("{p}br"), format!("{p}b{i}")),
+        ] {
+            sh(&format!(
+                "ip netns exec {ns} tc qdisc replace dev {dev} root tbf rate {rate} burst 64kb latency 50ms"
+            ));
+        }
+    }
+
+    /// A direct, shaped path between hosts `a` and `b`: their traffic to each other leaves the
+    /// bridge for it (a /32 route each way).
+    fn slow_pair(&self, a: usize, b: usize, rate: &str) {
+        let p = &self.0;
+        sh(&format!(
+            "ip link add {p}d{a}{b} netns {p}n{a} type veth peer name {p}d{b}{a} netns {p}n{b} && \
+             ip -n {p}n{a} link set {p}d{a}{b} up && ip -n {p}n{b} link set {p}d{b}{a} up && \
+             ip -n {p}n{a} route add 10.77.0.{b}/32 dev {p}d{a}{b} && \
+             ip -n {p}n{b} route add 10.77.0.{a}/32 dev {p}d{b}{a} && \
+             ip netns exec {p}n{a} tc qdisc add dev {p}d{a}{b} root tbf rate {rate} burst 64kb latency 50ms && \
+             ip netns exec {p}n{b} tc qdisc add dev {p}d{b}{a} root tbf rate {rate} burst 64kb latency 50ms"
+        ));
+    }
+
+    fn suite(&self, dir: &Path, pattern: &str) -> std::path::PathBuf {
+        let mut s = String::from("name = \"fleet\"\n");
+        for i in 1..=HOSTS {
+            s.push_str(&format!(
+                "[[host]]\nname = \"n{i}\"\naddress = \"10.77.0.{i}\"\nwrapper = [\"ip\", \"netns\", \"exec\", \"{}n{i}\"]\n",
+                self.0
+            ));
+        }
+        let names: Vec<String> = (1..=HOSTS).map(|i| format!("\"n{i}\"")).collect();
+        s.push_str(&format!(
+            "[[test]]\ntool = \"iperf3\"\nname = \"tcp\"\npattern = \"{pattern}\"\nhosts = [{}]\nduration = 1\n",
+            names.join(", ")
+        ));
+        let path = dir.join(format!("{pattern}.toml"));
+        std::fs::write(&path, s).unwrap();
+        path
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        let p = &self.0;
+        let mut names = vec![format!("{p}br")];
+        names.extend((1..=HOSTS).map(|i| format!("{p}n{i}")));
+        for n in names {
+            let _ = Command::new("ip").args(["netns", "del", &n]).output();
+        }
+    }
+}
+
+/// Network namespaces need root. Outside CI a non-root run says why it skips; under CI
+/// (`CI=true`, `.ci/run` runs as root) it must run.
+fn can_make_namespaces() -> bool {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root && std::env::var("CI").as_deref() != Ok("true") {
+        eprintln!("skipped: network namespaces need root");
+        return false;
+    }
+    true
+}
+
+fn run_suite(store: &Path, suite: &Path, runs: &Path, port: &str) {
+    let out = linkperf(
+        store,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--runs-dir",
+            runs.to_str().unwrap(),
+            "--no-report",
+            "--base-port",
+            port,
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+fn fleet_json(store: &Path) -> (Option<i32>, serde_json::Value) {
+    let out = linkperf(store, &["fleet", "--format", "json"]);
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out))),
+    )
+}
+
+fn suspects(v: &serde_json::Value) -> Vec<(String, String)> {
+    v[0]["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap().into(),
+                s["name"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn all_pairs_names_the_slow_host_then_the_slow_pair() {
+    if !can_make_namespaces() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let fleet = Fleet::new(&format!("lpf{}", std::process::id() % 100_000));
+    // 1. Host n3's link at a quarter of the others'.
+    fleet.shape(3, SLOW);
+    let store = tmp.path().join("store");
+    run_suite(
+        &store,
+        &fleet.suite(tmp.path(), "all-pairs"),
+        &tmp.path().join("runs"),
+        "26000",
+    );
+    let (code, v) = fleet_json(&store);
+    assert_eq!(code, Some(1), "{v:#}");
+    assert_eq!(
+        suspects(&v),
+        vec![("host".to_string(), "n3".to_string())],
+        "{v:#}"
+    );
+    assert_eq!(
+        v[0]["cells"].as_array().unwrap().len(),
+        15,
+        "every pair once"
+    );
+    // The rounds kept each host in one test at a time: 6 hosts, 5 rounds of 3 pairs.
+    let rows = ok(&linkperf(
+        &store,
+        &["export", "--where", "pattern=all-pairs,role=client"],
+    ));
+    let mut runs: std::collections::BTreeMap<String, (u32, String, String)> = Default::default();
+    for l in rows.lines() {
+        let r: serde_json::Value = serde_json::from_str(l).unwrap();
+        let label = |k: &str| r["labels"][k].as_str().unwrap().to_string();
+        runs.insert(
+            r["run_id"].as_str().unwrap().into(),
+            (
+                label("round").parse().unwrap(),
+                label("server_host"),
+                label("client_host"),
+            ),
+        );
+    }
+    assert_eq!(runs.len(), 15);
+    for round in 1..=5 {
+        let mut hosts: Vec<&String> = runs
+            .values()
+            .filter(|r| r.0 == round)
+            .flat_map(|r| [&r.1, &r.2])
+            .collect();
+        assert_eq!(hosts.len(), 6, "round {round}");
+        hosts.sort();
+        hosts.dedup();
+        assert_eq!(hosts.len(), 6, "a host twice in round {round}");
+    }
+
+    // 2. Every host fine, the direct path between n2 and n5 slow: the pair, not a host.
+    fleet.shape(3, RATE);
+    fleet.slow_pair(2, 5, SLOW);
+    let store2 = tmp.path().join("store2");
+    run_suite(
+        &store2,
+        &fleet.suite(tmp.path(), "all-pairs"),
+        &tmp.path().join("runs2"),
+        "26100",
+    );
+    let (code, v) = fleet_json(&store2);
+    assert_eq!(code, Some(1), "{v:#}");
+    assert_eq!(
+        suspects(&v),
+        vec![("pair".to_string(), "n2–n5".to_string())],
+        "{v:#}"
+    );
+}
+
+#[test]
+fn ring_and_one_to_many_run_the_expected_pairs() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The plan alone (--dry-run): no namespaces needed.
+    let fleet = Fleet("unused".into());
+    for (pattern, pairs) in [
+        (
+            "ring",
+            vec!["n2-n1", "n4-n3", "n6-n5", "n3-n2", "n5-n4", "n1-n6"],
+        ),
+        (
+            "one-to-many",
+            vec!["n1-n2", "n1-n3", "n1-n4", "n1-n5", "n1-n6"],
+        ),
+    ] {
+        let suite = fleet.suite(tmp.path(), pattern);
+        let out = ok(&linkperf(
+            &tmp.path().join("store"),
+            &["run", suite.to_str().unwrap(), "--dry-run"],
+        ));
+        let planned: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("tcp."))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(planned, pairs, "{pattern}\n{out}");
+    }
+    std::mem::forget(fleet); // nothing was created
+}
