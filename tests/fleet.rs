@@ -73,8 +73,8 @@ impl Fleet {
         ));
     }
 
-    fn suite(&self, dir: &Path, pattern: &str) -> std::path::PathBuf {
-        let mut s = String::from("name = \"fleet\"\n");
+    fn suite(&self, dir: &Path, pattern: &str, qperf: bool) -> std::path::PathBuf {
+        let mut s = String::from("name = \"fleet\"\nconcurrency = 3\n");
         for i in 1..=HOSTS {
             s.push_str(&format!(
                 "[[host]]\nname = \"n{i}\"\naddress = \"10.77.0.{i}\"\nwrapper = [\"ip\", \"netns\", \"exec\", \"{}n{i}\"]\n",
@@ -86,6 +86,12 @@ impl Fleet {
             "[[test]]\ntool = \"iperf3\"\nname = \"tcp\"\npattern = \"{pattern}\"\nhosts = [{}]\nduration = 1\n",
             names.join(", ")
         ));
+        if qperf {
+            s.push_str(&format!(
+                "[[test]]\ntool = \"qperf\"\nname = \"qperf\"\npattern = \"{pattern}\"\nhosts = [{}]\ntests = [\"tcp_bw\"]\nduration = 1\n",
+                names.join(", ")
+            ));
+        }
         let path = dir.join(format!("{pattern}.toml"));
         std::fs::write(&path, s).unwrap();
         path
@@ -141,8 +147,8 @@ fn fleet_json(store: &Path) -> (Option<i32>, serde_json::Value) {
     )
 }
 
-fn suspects(v: &serde_json::Value) -> Vec<(String, String)> {
-    v[0]["suspects"]
+fn suspects(group: &serde_json::Value) -> Vec<(String, String)> {
+    group["suspects"]
         .as_array()
         .unwrap()
         .iter()
@@ -167,26 +173,52 @@ fn all_pairs_names_the_slow_host_then_the_slow_pair() {
     let store = tmp.path().join("store");
     run_suite(
         &store,
-        &fleet.suite(tmp.path(), "all-pairs"),
+        &fleet.suite(tmp.path(), "all-pairs", true),
         &tmp.path().join("runs"),
         "26000",
     );
     let (code, v) = fleet_json(&store);
     assert_eq!(code, Some(1), "{v:#}");
-    assert_eq!(
-        suspects(&v),
-        vec![("host".to_string(), "n3".to_string())],
-        "{v:#}"
+    // One group per tool's test: iperf3 and qperf both name n3, from 15 pairs each.
+    let groups = v.as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{v:#}");
+    for g in groups {
+        assert_eq!(
+            suspects(g),
+            vec![("host".to_string(), "n3".to_string())],
+            "{g:#}"
+        );
+        assert_eq!(g["cells"].as_array().unwrap().len(), 15, "every pair once");
+    }
+    // The report shows the matrix with n3's row and column as the outlier.
+    let report = tmp.path().join("report");
+    ok(&linkperf(
+        &store,
+        &["report", "-o", report.to_str().unwrap(), "--format", "md"],
+    ));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Fleet") && md.contains("suspect host n3"),
+        "{md}"
     );
-    assert_eq!(
-        v[0]["cells"].as_array().unwrap().len(),
-        15,
-        "every pair once"
-    );
+    let svg = std::fs::read_to_string(report.join("charts/fleet-tcp-matrix.svg")).unwrap();
+    // Values on dark red (below 0.55× the median) are printed in white: n3's row and column,
+    // ten cells, and no other.
+    let white = svg
+        .split("<text")
+        .skip(1)
+        .filter(|t| {
+            t.split('>')
+                .next()
+                .unwrap_or("")
+                .contains("fill=\"#FFFFFF\"")
+        })
+        .count();
+    assert_eq!(white, 10, "n3's row and column");
     // The rounds kept each host in one test at a time: 6 hosts, 5 rounds of 3 pairs.
     let rows = ok(&linkperf(
         &store,
-        &["export", "--where", "pattern=all-pairs,role=client"],
+        &["export", "--where", "pattern=all-pairs,role=client,fleet_test=tcp"],
     ));
     let mut runs: std::collections::BTreeMap<String, (u32, String, String)> = Default::default();
     for l in rows.lines() {
@@ -220,14 +252,14 @@ fn all_pairs_names_the_slow_host_then_the_slow_pair() {
     let store2 = tmp.path().join("store2");
     run_suite(
         &store2,
-        &fleet.suite(tmp.path(), "all-pairs"),
+        &fleet.suite(tmp.path(), "all-pairs", false),
         &tmp.path().join("runs2"),
         "26100",
     );
     let (code, v) = fleet_json(&store2);
     assert_eq!(code, Some(1), "{v:#}");
     assert_eq!(
-        suspects(&v),
+        suspects(&v[0]),
         vec![("pair".to_string(), "n2–n5".to_string())],
         "{v:#}"
     );
@@ -248,7 +280,7 @@ fn ring_and_one_to_many_run_the_expected_pairs() {
             vec!["n1-n2", "n1-n3", "n1-n4", "n1-n5", "n1-n6"],
         ),
     ] {
-        let suite = fleet.suite(tmp.path(), pattern);
+        let suite = fleet.suite(tmp.path(), pattern, false);
         let out = ok(&linkperf(
             &tmp.path().join("store"),
             &["run", suite.to_str().unwrap(), "--dry-run"],
