@@ -3,21 +3,12 @@
 //! step, what the fit named, and peak memory. Also prints how many rounds the other patterns
 //! take. Run with `cargo bench --bench fleet` (`HOSTS=N` to change the size).
 
+mod common;
+use common::peak_rss_mib;
+
 use linkperf::fleet::{fit, Observation};
 use linkperf::runner::pattern::{schedule, Pattern};
 use std::time::Instant;
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(str::to_string)
-        })
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
 
 fn main() {
     let n: usize = std::env::var("HOSTS")

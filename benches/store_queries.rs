@@ -3,24 +3,15 @@
 //! label), then times reading the store and `compare --by platform` over it, and prints peak
 //! memory. Run with `cargo bench --bench store_queries` (`RUNS=N` to change the size).
 
+mod common;
+use common::peak_rss_mib;
+
 use linkperf::config::Config;
 use linkperf::ingest::parse_bytes;
 use linkperf::normalize::{aggregate, platform, points};
 use linkperf::selection::Selection;
 use linkperf::store::Store;
 use std::time::Instant;
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(str::to_string)
-        })
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
 
 fn main() {
     let target: usize = std::env::var("RUNS")

@@ -58,6 +58,24 @@ pub struct Suspect {
     pub evidence: Vec<(String, f64, String)>,
 }
 
+impl Suspect {
+    /// `suspect host n3: 0.25× the fleet; n1–n3 0.0481 (source:line), …`.
+    pub fn describe(&self) -> String {
+        let evidence: Vec<String> = self
+            .evidence
+            .iter()
+            .map(|(pair, v, src)| format!("{pair} {} ({src})", crate::format::num(*v)))
+            .collect();
+        format!(
+            "suspect {} {}: {:.2}× the fleet; {}",
+            self.kind,
+            self.name,
+            self.ratio,
+            evidence.join(", ")
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Fit {
     /// The fleet median of the pair values.

@@ -8,17 +8,8 @@
 
 mod common;
 
-use common::{linkperf, ok, text};
+use common::{can_make_namespaces, linkperf, ok, sh, text};
 use std::process::Command;
-
-fn sh(cmd: &str) {
-    let o = Command::new("sh").args(["-c", cmd]).output().expect("sh");
-    assert!(
-        o.status.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// Namespaces `NAMEa` (10.78.1.1) and `NAMEb` (10.78.2.1), routed through `NAMEr`, whose
 /// link towards `a` drops what it cannot queue; all removed on drop.
@@ -89,29 +80,9 @@ impl Drop for Namespaces {
     }
 }
 
-/// Network namespaces need root. Outside CI a non-root run says why it skips; under CI
-/// (`CI=true`, `.ci/run` runs as root) it must run.
-fn can_make_namespaces() -> bool {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let tools = ["ip", "tc", "iperf3"].iter().all(|t| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {t}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if !(root && tools) && std::env::var("CI").as_deref() != Ok("true") {
-        eprintln!("skipped: network namespaces need root, iproute2 and iperf3");
-        return false;
-    }
-    true
-}
-
 #[test]
 fn tcp_retransmits_under_netem_loss_are_stored_with_the_run() {
-    if !can_make_namespaces() {
+    if !can_make_namespaces(&["ip", "tc", "iperf3"]) {
         return;
     }
     let ns = Namespaces::new(&format!("lpc{}", std::process::id() % 100_000));

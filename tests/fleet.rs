@@ -7,22 +7,13 @@
 
 mod common;
 
-use common::{linkperf, ok, text};
+use common::{can_make_namespaces, linkperf, ok, sh, text};
 use std::path::Path;
 use std::process::Command;
 
 const HOSTS: usize = 6;
 const RATE: &str = "200mbit";
 const SLOW: &str = "50mbit";
-
-fn sh(cmd: &str) {
-    let o = Command::new("sh").args(["-c", cmd]).output().expect("sh");
-    assert!(
-        o.status.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// Namespaces `Pn1`…`Pn6` with veths `Pv1`… into a bridge in namespace `Pbr`; removed on drop.
 struct Fleet(String);
@@ -109,20 +100,6 @@ impl Drop for Fleet {
     }
 }
 
-/// Network namespaces need root. Outside CI a non-root run says why it skips; under CI
-/// (`CI=true`, `.ci/run` runs as root) it must run.
-fn can_make_namespaces() -> bool {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root && std::env::var("CI").as_deref() != Ok("true") {
-        eprintln!("skipped: network namespaces need root");
-        return false;
-    }
-    true
-}
-
 fn run_suite(store: &Path, suite: &Path, runs: &Path, port: &str) {
     let out = linkperf(
         store,
@@ -163,7 +140,7 @@ fn suspects(group: &serde_json::Value) -> Vec<(String, String)> {
 
 #[test]
 fn all_pairs_names_the_slow_host_then_the_slow_pair() {
-    if !can_make_namespaces() {
+    if !can_make_namespaces(&["ip", "tc", "iperf3", "qperf"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -218,7 +195,11 @@ fn all_pairs_names_the_slow_host_then_the_slow_pair() {
     // The rounds kept each host in one test at a time: 6 hosts, 5 rounds of 3 pairs.
     let rows = ok(&linkperf(
         &store,
-        &["export", "--where", "pattern=all-pairs,role=client,fleet_test=tcp"],
+        &[
+            "export",
+            "--where",
+            "pattern=all-pairs,role=client,fleet_test=tcp",
+        ],
     ));
     let mut runs: std::collections::BTreeMap<String, (u32, String, String)> = Default::default();
     for l in rows.lines() {

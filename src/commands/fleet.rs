@@ -23,24 +23,7 @@ fn title(g: &Group) -> String {
 }
 
 fn suspect_lines(g: &Group) -> Vec<String> {
-    g.fit
-        .suspects
-        .iter()
-        .map(|s| {
-            let evidence: Vec<String> = s
-                .evidence
-                .iter()
-                .map(|(pair, v, src)| format!("{pair} {} ({src})", crate::format::num(*v)))
-                .collect();
-            format!(
-                "suspect {} {}: {:.2}× the fleet; {}",
-                s.kind,
-                s.name,
-                s.ratio,
-                evidence.join(", ")
-            )
-        })
-        .collect()
+    g.fit.suspects.iter().map(|s| s.describe()).collect()
 }
 
 pub fn run(store_dir: &Path, config: &Config, args: &FleetArgs) -> Result<ExitStatus> {

@@ -47,3 +47,36 @@ pub fn ok(o: &Output) -> String {
     );
     String::from_utf8(o.stdout.clone()).unwrap()
 }
+
+/// Runs a shell command that must succeed (network namespace set-up).
+pub fn sh(cmd: &str) {
+    let o = Command::new("sh").args(["-c", cmd]).output().expect("sh");
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Network namespaces need root and `tools`. Outside CI a run without them says why it skips;
+/// under CI (`CI=true`, `.ci/run` runs as root and installs them) it must run.
+pub fn can_make_namespaces(tools: &[&str]) -> bool {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let found = tools.iter().all(|t| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {t}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !(root && found) && std::env::var("CI").as_deref() != Ok("true") {
+        eprintln!(
+            "skipped: network namespaces need root and {}",
+            tools.join(", ")
+        );
+        return false;
+    }
+    true
+}

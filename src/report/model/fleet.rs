@@ -54,25 +54,7 @@ pub(super) fn sections(selected: &[(Run, Platform)]) -> Result<Vec<FleetView>> {
                 .map(|h| (h.host.clone(), h.ratio, if h.ratio < 1.0 - THRESHOLD { 1 } else { 0 }))
                 .collect(),
         })?;
-        let suspects = g
-            .fit
-            .suspects
-            .iter()
-            .map(|s| {
-                let evidence: Vec<String> = s
-                    .evidence
-                    .iter()
-                    .map(|(pair, v, src)| format!("{pair} {} ({src})", crate::format::num(*v)))
-                    .collect();
-                format!(
-                    "suspect {} {}: {:.2}× the fleet; {}",
-                    s.kind,
-                    s.name,
-                    s.ratio,
-                    evidence.join(", ")
-                )
-            })
-            .collect();
+        let suspects = g.fit.suspects.iter().map(|s| s.describe()).collect();
         out.push(FleetView {
             title: format!(
                 "{}{size}: {} hosts, {} pairs, fleet median {}",
