@@ -473,4 +473,8 @@ pub struct RunArgs {
     /// First TCP port for the tests (each test gets its own block of 10).
     #[arg(long, default_value_t = 47000)]
     pub base_port: u16,
+    /// Place each side on the Slurm allocation's nodes with `srun` instead of ssh (run inside
+    /// `salloc`/`sbatch`); the same as `executor = "slurm"` in the suite.
+    #[arg(long)]
+    pub slurm: bool,
 }

@@ -112,6 +112,16 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         .as_deref()
         .and_then(Path::parent)
         .unwrap_or(Path::new("."));
+    let mut suite = suite;
+    if args.slurm {
+        suite.executor = runner::suite::Executor::Slurm;
+    }
+    if suite.executor == runner::suite::Executor::Slurm
+        && !args.dry_run
+        && std::env::var_os("SLURM_JOB_ID").is_none()
+    {
+        bail!("the Slurm executor runs inside an allocation: salloc -N2 linkperf run --slurm SUITE (or sbatch)");
+    }
     let suite = suite.expand(base, args.base_port)?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -116,6 +116,23 @@ fn wrapper_value_opts(program: &str) -> Option<&'static [&'static str]> {
         "stdbuf" => &["-o", "-e", "-i"],
         "timeout" => &["-s", "-k"],
         "nice" => &["-n"],
+        // `linkperf run --slurm` places each side with `srun --nodelist NODE … -- tool …`.
+        "srun" => &[
+            "-w",
+            "--nodelist",
+            "-N",
+            "--nodes",
+            "-n",
+            "--ntasks",
+            "-p",
+            "--partition",
+            "-c",
+            "--cpus-per-task",
+            "-J",
+            "--job-name",
+            "-t",
+            "--time",
+        ],
         "chrt" => &[],
         "time" | "env" | "nohup" | "exec" => &[],
         _ => return None,
@@ -461,6 +478,17 @@ fn generic_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn srun_is_a_wrapper() {
+        let c = parse(
+            "srun --nodelist lp1 --nodes=1 --ntasks=1 --overlap --quiet --quit-on-interrupt -- iperf3 -c 10.0.0.2 -p 5201",
+        )
+        .unwrap();
+        assert_eq!(c.program, "iperf3");
+        assert_eq!(c.peer.as_deref(), Some("10.0.0.2"));
+        assert!(c.wrappers[0].starts_with("srun --nodelist lp1"));
+    }
 
     #[test]
     fn numactl_and_perftest_flags() {

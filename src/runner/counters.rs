@@ -59,10 +59,10 @@ pub(super) fn read(host: &Host, netdevs: &Netdevs, path: &Path, when: capture::W
 }
 
 /// Is TCP `port` listening on `host`? Read from `/proc/net/tcp{,6}` as the host sees it:
-/// directly for this machine, else through its ssh and wrapper (a network namespace has its
-/// own sockets).
+/// directly for this machine, else through its ssh, `srun` and wrapper (a network namespace
+/// has its own sockets).
 pub(super) fn listening(host: &Host, port: u16) -> bool {
-    let text = if host.ssh.is_none() && host.wrapper.is_empty() {
+    let text = if host.ssh.is_none() && host.wrapper.is_empty() && host.slurm_node.is_none() {
         ["/proc/net/tcp", "/proc/net/tcp6"]
             .iter()
             .filter_map(|p| std::fs::read_to_string(p).ok())

@@ -98,6 +98,11 @@ impl Suite {
                 out.tests.push(e);
             }
         }
+        if out.executor == super::suite::Executor::Slurm {
+            for h in &mut out.hosts {
+                h.slurm_node = Some(h.node.clone().unwrap_or_else(|| h.name.clone()));
+            }
+        }
         out.validate()?;
         Ok(out)
     }

@@ -28,6 +28,12 @@ pub struct Host {
     /// Paths of tools that are not on PATH, by program name.
     #[serde(default)]
     pub tool_paths: BTreeMap<String, String>,
+    /// The Slurm node this host is (default: its name), under `executor = "slurm"`.
+    pub node: Option<String>,
+    /// Set by [`Suite::expand`] under the Slurm executor: commands run through
+    /// `srun --nodelist NODE` inside the allocation instead of ssh.
+    #[serde(skip)]
+    pub slurm_node: Option<String>,
 }
 
 fn localhost() -> String {
@@ -189,6 +195,18 @@ pub struct Suite {
     pub order: Order,
     /// Seed of the `random` order (default 1), so a run can be repeated exactly.
     pub seed: Option<u64>,
+    /// How commands reach remote hosts: `ssh` (the default) or `slurm` (`srun` on the
+    /// allocation's nodes; `linkperf run --slurm`).
+    #[serde(default)]
+    pub executor: Executor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Executor {
+    #[default]
+    Ssh,
+    Slurm,
 }
 
 impl Suite {
@@ -534,6 +552,25 @@ pub fn shell_quote(arg: &str) -> String {
 /// The argument vector that runs `argv` on `host`: as is locally, or through
 /// `ssh -o BatchMode=yes HOST -- quoted...` remotely.
 pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
+    if let Some(node) = &host.slurm_node {
+        // One task on that node, sharing the allocation with the other side's step;
+        // one SIGINT (the runner's stop) ends the step.
+        let mut v: Vec<String> = [
+            "srun",
+            "--nodelist",
+            node,
+            "--nodes=1",
+            "--ntasks=1",
+            "--overlap",
+            "--quiet",
+            "--quit-on-interrupt",
+            "--",
+        ]
+        .map(String::from)
+        .to_vec();
+        v.extend(argv.0.iter().cloned());
+        return v;
+    }
     match &host.ssh {
         None => argv.0.clone(),
         Some(target) => {
