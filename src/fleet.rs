@@ -85,6 +85,10 @@ pub struct Fit {
     pub suspects: Vec<Suspect>,
     /// Robust standard deviation of the log residuals (the fit's noise).
     pub noise: f64,
+    /// Per machine, when some machine has several endpoints (a `[[host]]` per NIC): the
+    /// median of its endpoints' effects (see [`by_machine`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<HostEffect>,
 }
 
 /// One test and size of a selection, fitted.
@@ -109,6 +113,16 @@ pub fn groups(selected: &[(Run, Platform)], metric: &str, threshold: f64) -> Res
         .collect();
     let by_id: HashMap<&str, &Run> = pattern_runs.iter().map(|(r, _)| (r.run_id.as_str(), r)).collect();
     let mut by_key: BTreeMap<(String, Option<u64>), Vec<Observation>> = BTreeMap::new();
+    let mut machine_of: HashMap<String, String> = HashMap::new();
+    for (r, _) in &pattern_runs {
+        for side in ["server", "client"] {
+            let host = r.labels.get(&format!("{side}_host"));
+            let machine = r.labels.get(&format!("{side}_machine"));
+            if let (Some(h), Some(m)) = (host, machine) {
+                machine_of.insert(h.clone(), m.clone());
+            }
+        }
+    }
     for p in points::points(&pattern_runs, "platform", Some(metric))? {
         let Some(r) = by_id.get(p.run_id.as_str()) else {
             continue;
@@ -130,13 +144,77 @@ pub fn groups(selected: &[(Run, Platform)], metric: &str, threshold: f64) -> Res
     }
     Ok(by_key
         .into_iter()
-        .map(|((test, msg_size_bytes), obs)| Group {
-            test,
-            msg_size_bytes,
-            metric: metric.to_string(),
-            fit: fit(&obs, threshold),
+        .map(|((test, msg_size_bytes), obs)| {
+            let mut fit = fit(&obs, threshold);
+            by_machine(&mut fit, &machine_of);
+            Group {
+                test,
+                msg_size_bytes,
+                metric: metric.to_string(),
+                fit,
+            }
         })
         .collect())
+}
+
+/// Endpoints of one machine (a `[[host]]` per NIC, `machine_of` maps each to its machine):
+/// the machine's effect is the median of its endpoints'. A machine whose every endpoint is a
+/// suspect is one suspect host; an endpoint that is a suspect while another endpoint of its
+/// machine is not is a suspect device (`ep on machine`). Nothing changes when every machine
+/// has one endpoint.
+pub fn by_machine(fit: &mut Fit, machine_of: &HashMap<String, String>) {
+    let machine = |h: &str| machine_of.get(h).map_or(h, String::as_str).to_string();
+    let mut endpoints: BTreeMap<String, Vec<&HostEffect>> = BTreeMap::new();
+    for h in &fit.hosts {
+        endpoints.entry(machine(&h.host)).or_default().push(h);
+    }
+    if endpoints.values().all(|e| e.len() < 2) {
+        return;
+    }
+    fit.machines = endpoints
+        .iter()
+        .map(|(m, eps)| HostEffect {
+            host: m.clone(),
+            ratio: median(&mut eps.iter().map(|e| e.ratio).collect::<Vec<_>>()),
+            pairs: eps.iter().map(|e| e.pairs).sum(),
+        })
+        .collect();
+    let suspect_hosts: Vec<String> = fit
+        .suspects
+        .iter()
+        .filter(|s| s.kind == "host")
+        .map(|s| s.name.clone())
+        .collect();
+    let mut out: Vec<Suspect> = Vec::new();
+    for s in std::mem::take(&mut fit.suspects) {
+        if s.kind != "host" {
+            out.push(s);
+            continue;
+        }
+        let m = machine(&s.name);
+        let eps = &endpoints[&m];
+        if eps.len() < 2 {
+            out.push(s);
+        } else if eps.iter().all(|e| suspect_hosts.contains(&e.host)) {
+            match out.iter_mut().find(|o| o.kind == "host" && o.name == m) {
+                Some(o) => o.evidence.extend(s.evidence),
+                None => out.push(Suspect {
+                    kind: "host",
+                    ratio: fit.machines.iter().find(|x| x.host == m).map_or(s.ratio, |x| x.ratio),
+                    name: m,
+                    evidence: s.evidence,
+                }),
+            }
+        } else {
+            out.push(Suspect {
+                kind: "device",
+                name: format!("{} on {m}", s.name),
+                ..s
+            });
+        }
+    }
+    out.sort_by(|x, y| x.ratio.total_cmp(&y.ratio));
+    fit.suspects = out;
 }
 
 /// How many robust standard deviations an effect must lie below zero.
@@ -260,6 +338,7 @@ pub fn fit(observations: &[Observation], threshold: f64) -> Fit {
         cells,
         suspects,
         noise,
+        machines: Vec::new(),
     }
 }
 
@@ -319,6 +398,26 @@ mod tests {
     #[test]
     fn a_quiet_fleet_has_no_suspect() {
         assert!(fit(&fleet(6, &[], &[]), 0.1).suspects.is_empty());
+    }
+
+    /// Four machines with two NICs each, one `[[host]]` per NIC: one slow NIC is a device of
+    /// its machine; a machine whose two NICs are both slow is the host.
+    #[test]
+    fn endpoints_of_one_machine_name_the_device_or_the_machine() {
+        let obs = fleet(8, &[3, 4, 5], &[]);
+        // Endpoints h0000..h0007: machine m{i/2}; h0003 alone slow on m1, m2 both slow.
+        let machine_of: HashMap<String, String> =
+            (0..8).map(|i| (format!("h{i:04}"), format!("m{}", i / 2))).collect();
+        let mut f = fit(&obs, 0.1);
+        by_machine(&mut f, &machine_of);
+        assert_eq!(
+            named(&f),
+            vec![("device", "h0003 on m1"), ("host", "m2")],
+            "{:?}",
+            f.suspects
+        );
+        assert_eq!(f.machines.len(), 4);
+        assert_eq!(f.suspects.iter().find(|s| s.kind == "host").unwrap().evidence.len(), 10);
     }
 
     /// 1,000 hosts, all 499,500 pairs, three bad hosts and one bad pair (between good hosts).

@@ -215,6 +215,9 @@ fn all_pairs_names_the_slow_host_then_the_slow_pair() {
         );
     }
     assert_eq!(runs.len(), 15);
+    for (round, server, client) in runs.values() {
+        assert!((1..=5).contains(round) && server != client);
+    }
     for round in 1..=5 {
         let mut hosts: Vec<&String> = runs
             .values()

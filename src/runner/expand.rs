@@ -33,6 +33,28 @@ fn host_names(list: &HostList, base: &Path) -> Result<Vec<String>> {
     }
 }
 
+/// The machine a host runs on: its Slurm node, its ssh target without user and port, or its
+/// name. A machine with one `[[host]]` per NIC has several hosts (`linkperf fleet` then tells a
+/// slow NIC from a slow machine).
+fn machine(suite: &Suite, host: &str) -> String {
+    let Some(h) = suite.hosts.iter().find(|h| h.name == host) else {
+        return host.to_string();
+    };
+    if let Some(node) = &h.node {
+        return node.clone();
+    }
+    match &h.ssh {
+        Some(target) => {
+            let t = target.rsplit('@').next().unwrap_or(target);
+            t.rsplit_once(':')
+                .filter(|(_, p)| p.parse::<u16>().is_ok())
+                .map_or(t, |(h, _)| h)
+                .to_string()
+        }
+        None => h.name.clone(),
+    }
+}
+
 impl Suite {
     /// The suite with every pattern test replaced by its pairs, in round order, and every test
     /// given its port (`base_port` + 10 per test of the suite as written). A pattern host that
@@ -82,8 +104,11 @@ impl Suite {
                     ("pattern".to_string(), p.as_str().to_string()),
                     ("round".to_string(), slot.round.to_string()),
                     ("fleet_test".to_string(), base_name.clone()),
+                    ("pair".to_string(), format!("{client}-{server}")),
                     ("server_host".to_string(), server.clone()),
                     ("client_host".to_string(), client.clone()),
+                    ("server_machine".to_string(), machine(&out, server)),
+                    ("client_machine".to_string(), machine(&out, client)),
                 ]);
                 let mut e = t.clone();
                 e.pattern = None;

@@ -13,6 +13,7 @@ mod counters;
 mod execute;
 mod expand;
 pub mod pattern;
+mod remote;
 pub mod suite;
 
 use anyhow::{Context, Result};

@@ -535,73 +535,7 @@ pub fn plan_repeat(
     out
 }
 
-/// Quotes one argument for a POSIX shell (needed only for the remote side of ssh, which hands
-/// its arguments to the remote shell).
-pub fn shell_quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+%".contains(c))
-    {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
-}
-
-/// The argument vector that runs `argv` on `host`: as is locally, or through
-/// `ssh -o BatchMode=yes HOST -- quoted...` remotely.
-pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
-    if let Some(node) = &host.slurm_node {
-        // One task on that node, sharing the allocation with the other side's step;
-        // one SIGINT (the runner's stop) ends the step.
-        let mut v: Vec<String> = [
-            "srun",
-            "--nodelist",
-            node,
-            "--nodes=1",
-            "--ntasks=1",
-            "--overlap",
-            "--quiet",
-            "--quit-on-interrupt",
-            "--",
-        ]
-        .map(String::from)
-        .to_vec();
-        v.extend(argv.0.iter().cloned());
-        return v;
-    }
-    match &host.ssh {
-        None => argv.0.clone(),
-        Some(target) => {
-            let mut v = vec![
-                "ssh".to_string(),
-                "-o".into(),
-                "BatchMode=yes".into(),
-                "-o".into(),
-                "ConnectTimeout=10".into(),
-            ];
-            v.extend(host.ssh_options.iter().cloned());
-            if let Some((h, port)) = target
-                .rsplit_once(':')
-                .filter(|(_, p)| p.parse::<u16>().is_ok())
-            {
-                v.extend(["-p".into(), port.to_string(), h.to_string()]);
-            } else {
-                v.push(target.clone());
-            }
-            v.push("--".into());
-            v.push(
-                argv.0
-                    .iter()
-                    .map(|a| shell_quote(a))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-            v
-        }
-    }
-}
+pub use super::remote::{on_host, shell_quote};
 
 #[cfg(test)]
 mod tests;
