@@ -70,8 +70,9 @@ fn wait(
 
 /// Runs one round: runs between the same two hosts go one after another; different host pairs
 /// run in parallel, at most `concurrency` at a time (each test has its own ports), and never
-/// two at once on one host: a pair waits until both its hosts are free, so a pattern's rounds
-/// keep every host in one test at a time. Records come back in the batch's order.
+/// two at once on one machine ([`Host::machine`]: the NICs of one machine share its CPUs and
+/// PCIe): a pair waits until both its machines are free, so a pattern's rounds keep every host
+/// in one test at a time. Records come back in the batch's order.
 pub(super) fn execute_batch(
     batch: &[Planned<'_>],
     concurrency: usize,
@@ -90,7 +91,7 @@ pub(super) fn execute_batch(
     }
     let hosts_of = |g: &[usize]| {
         let (_, s, c, _) = &batch[g[0]];
-        [s.name.clone(), c.name.clone()]
+        [s.machine(), c.machine()]
     };
     // Groups in the batch's order (a pattern's round order), and the hosts in a test now.
     let state = std::sync::Mutex::new((

@@ -33,26 +33,13 @@ fn host_names(list: &HostList, base: &Path) -> Result<Vec<String>> {
     }
 }
 
-/// The machine a host runs on: its Slurm node, its ssh target without user and port, or its
-/// name. A machine with one `[[host]]` per NIC has several hosts (`linkperf fleet` then tells a
-/// slow NIC from a slow machine).
+/// The machine of a pattern host: see [`Host::machine`]; a host no `[[host]]` defines is its name.
 fn machine(suite: &Suite, host: &str) -> String {
-    let Some(h) = suite.hosts.iter().find(|h| h.name == host) else {
-        return host.to_string();
-    };
-    if let Some(node) = &h.node {
-        return node.clone();
-    }
-    match &h.ssh {
-        Some(target) => {
-            let t = target.rsplit('@').next().unwrap_or(target);
-            t.rsplit_once(':')
-                .filter(|(_, p)| p.parse::<u16>().is_ok())
-                .map_or(t, |(h, _)| h)
-                .to_string()
-        }
-        None => h.name.clone(),
-    }
+    suite
+        .hosts
+        .iter()
+        .find(|h| h.name == host)
+        .map_or_else(|| host.to_string(), Host::machine)
 }
 
 impl Suite {
@@ -130,5 +117,52 @@ impl Suite {
         }
         out.validate()?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One `[[host]]` per NIC of a machine: the machine is the ssh target without user and
+    /// port, or the Slurm node; a host without either is its own machine.
+    #[test]
+    fn pattern_runs_name_the_machine_of_each_nic() {
+        let suite: Suite = toml::from_str(
+            r#"
+            name = "fleet"
+            [[host]]
+            name = "n1-mlx5_0"
+            ssh = "root@n1:2222"
+            device = "mlx5_0"
+            [[host]]
+            name = "n1-mlx5_1"
+            ssh = "n1"
+            device = "mlx5_1"
+            [[host]]
+            name = "n2"
+            node = "node02"
+            [[test]]
+            tool = "iperf3"
+            pattern = "all-pairs"
+            hosts = ["n1-mlx5_0", "n1-mlx5_1", "n2", "n3"]
+            "#,
+        )
+        .expect("suite");
+        let expanded = suite.expand(Path::new("."), 18515).expect("expanded");
+        let mut machines = BTreeMap::new();
+        for t in &expanded.tests {
+            let labels = &t.expanded.as_ref().expect("pattern test").labels;
+            for side in ["server", "client"] {
+                let host = labels[&format!("{side}_host")].as_str();
+                machines.insert(host.to_string(), labels[&format!("{side}_machine")].clone());
+            }
+        }
+        let want: BTreeMap<String, String> =
+            [("n1-mlx5_0", "n1"), ("n1-mlx5_1", "n1"), ("n2", "node02"), ("n3", "n3")]
+                .into_iter()
+                .map(|(h, m)| (h.to_string(), m.to_string()))
+                .collect();
+        assert_eq!(machines, want);
     }
 }

@@ -36,6 +36,27 @@ pub struct Host {
     pub slurm_node: Option<String>,
 }
 
+impl Host {
+    /// The machine this host runs on: its Slurm node, its ssh target without user and port, or
+    /// its name. A machine with one `[[host]]` per NIC has several hosts: the executor runs one
+    /// test at a time per machine, and `linkperf fleet` tells a slow NIC from a slow machine.
+    pub fn machine(&self) -> String {
+        if let Some(node) = &self.node {
+            return node.clone();
+        }
+        match &self.ssh {
+            Some(target) => {
+                let t = target.rsplit('@').next().unwrap_or(target);
+                t.rsplit_once(':')
+                    .filter(|(_, p)| p.parse::<u16>().is_ok())
+                    .map_or(t, |(h, _)| h)
+                    .to_string()
+            }
+            None => self.name.clone(),
+        }
+    }
+}
+
 fn localhost() -> String {
     "127.0.0.1".into()
 }
