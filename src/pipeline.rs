@@ -123,10 +123,10 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         }
         let mut tally = Tally::of(&result.runs);
         if let Some(config) = options.check {
-            let resolved: Vec<(Run, crate::normalize::platform::Platform)> = result
+            let resolved: Vec<(&Run, crate::normalize::platform::Platform)> = result
                 .runs
                 .iter()
-                .map(|r| (r.clone(), crate::normalize::platform::resolve(r, config)))
+                .map(|r| (r, crate::normalize::platform::resolve(r, config)))
                 .collect();
             tally.findings = crate::check::check(&resolved, config);
         }

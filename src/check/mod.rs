@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::model::Run;
 use crate::normalize::platform::Platform;
 use serde::Serialize;
+use std::borrow::Borrow;
 
 /// Every rule, with what it means (the README's table and `linkperf check --rules`).
 pub const RULES: &[(&str, &str)] = &[
@@ -73,11 +74,12 @@ impl std::fmt::Display for Finding {
 }
 
 /// Every finding over `selected`, in source and line order.
-pub fn check(selected: &[(Run, Platform)], config: &Config) -> Vec<Finding> {
+/// Over owned runs or borrowed ones (`import` checks each file's runs without copying them).
+pub fn check<R: Borrow<Run>>(selected: &[(R, Platform)], config: &Config) -> Vec<Finding> {
     let mut out = Vec::new();
     for (run, platform) in selected {
-        values::check_run(run, platform, config, &mut out);
-        placement::check_run(run, &mut out);
+        values::check_run(run.borrow(), platform, config, &mut out);
+        placement::check_run(run.borrow(), &mut out);
     }
     sweep::check(selected, &mut out);
     out.sort_by(|a, b| {

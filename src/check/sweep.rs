@@ -5,6 +5,7 @@ use super::Finding;
 use crate::model::{Measurement, Run};
 use crate::normalize::platform::Platform;
 use std::collections::BTreeMap;
+use std::borrow::Borrow;
 
 /// Smallest disagreement called a finding: repeats of one perftest point on a quiet fabric
 /// differ by a few percent; a sweep runs each size for fewer iterations.
@@ -61,11 +62,12 @@ fn sized(run: &Run) -> (bool, Vec<(u64, &'static str, f64, u32)>) {
     (rows.iter().any(|r| Some(r.0) != first), rows)
 }
 
-pub fn check(selected: &[(Run, Platform)], out: &mut Vec<Finding>) {
+pub fn check<R: Borrow<Run>>(selected: &[(R, Platform)], out: &mut Vec<Finding>) {
     type Singles<'a> = Vec<(f64, String)>;
     let mut singles: BTreeMap<(String, u64, &'static str), Singles> = BTreeMap::new();
     let mut sweeps = Vec::new();
     for (run, platform) in selected {
+        let run = run.borrow();
         let (is_sweep, rows) = sized(run);
         let key = setup(run, platform);
         if is_sweep {

@@ -50,13 +50,9 @@ pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
                 "ConnectTimeout=10".into(),
             ];
             v.extend(host.ssh_options.iter().cloned());
-            if let Some((h, port)) = target
-                .rsplit_once(':')
-                .filter(|(_, p)| p.parse::<u16>().is_ok())
-            {
-                v.extend(["-p".into(), port.to_string(), h.to_string()]);
-            } else {
-                v.push(target.clone());
+            match split_port(target) {
+                (h, Some(port)) => v.extend(["-p".into(), port.to_string(), h.to_string()]),
+                (_, None) => v.push(target.clone()),
             }
             v.push("--".into());
             v.push(
@@ -71,3 +67,11 @@ pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
     }
 }
 
+/// An ssh target's destination and port: `user@host:2222` → (`user@host`, 2222); a target
+/// without a numeric port is all destination.
+pub fn split_port(target: &str) -> (&str, Option<u16>) {
+    match target.rsplit_once(':').map(|(h, p)| (h, p.parse::<u16>())) {
+        Some((h, Ok(port))) => (h, Some(port)),
+        _ => (target, None),
+    }
+}

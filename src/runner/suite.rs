@@ -46,11 +46,8 @@ impl Host {
         }
         match &self.ssh {
             Some(target) => {
-                let t = target.rsplit('@').next().unwrap_or(target);
-                t.rsplit_once(':')
-                    .filter(|(_, p)| p.parse::<u16>().is_ok())
-                    .map_or(t, |(h, _)| h)
-                    .to_string()
+                let (destination, _) = super::remote::split_port(target);
+                destination.rsplit('@').next().unwrap_or(destination).to_string()
             }
             None => self.name.clone(),
         }
