@@ -6,12 +6,14 @@
 use crate::benchlog::write::Rendered;
 use crate::counters;
 use crate::ingest::{self, Problem};
-use crate::model::{CommandLine, Run, RunStatus};
+use crate::model::{CommandLine, Run};
 use crate::store::{AddOutcome, Store};
 use crate::verbs::record::SessionInfo;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
+use parallel::Part;
 use std::path::{Path, PathBuf};
+use tally::{Pieces, Prepared, Tally};
 
 /// Expands directories recursively into their files (hidden entries skipped), sorted for a
 /// deterministic order.
@@ -71,6 +73,9 @@ pub struct Options<'a> {
     pub check: Option<&'a crate::config::Config>,
     /// Labels for the runs of particular files (by path as given), on top of `labels`.
     pub file_labels: Option<&'a std::collections::HashMap<String, BTreeMap<String, String>>>,
+    /// When a large file is read in pieces, so memory follows its largest block rather than
+    /// the file ([`ingest::stream`]); the result is the same either way.
+    pub stream: ingest::stream::Sizes,
     /// Called after the batch is written and before it is published. A test-only seam: the
     /// crash test passes a hook that aborts the process there, as a killed import would die.
     pub before_commit: Option<fn()>,
@@ -111,7 +116,7 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
     };
     let keep_runs = options.mode != Mode::DryRun;
     let prepare = |source: String, bytes: usize, mut result: ingest::FileResult| {
-        read_counters(&source, &mut result);
+        let sidecar = read_counters(&source, &mut result.runs);
         let extra = options.file_labels.and_then(|m| m.get(&source));
         for r in &mut result.runs {
             r.labels
@@ -123,38 +128,51 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         }
         let mut tally = Tally::of(&result.runs);
         if let Some(config) = options.check {
-            let resolved: Vec<(&Run, crate::normalize::platform::Platform)> = result
-                .runs
-                .iter()
-                .map(|r| (r, crate::normalize::platform::resolve(r, config)))
-                .collect();
-            tally.findings = crate::check::check(&resolved, config);
+            let mut checker = crate::check::Checker::new(config);
+            for r in &result.runs {
+                checker.add(r, &crate::normalize::platform::resolve(r, config));
+            }
+            tally.checker = Some(checker);
         }
         if !keep_runs {
             // Freed on the parsing thread, not by the one that collects.
             result.runs = Vec::new();
         }
-        (source, bytes, result, tally)
+        Prepared {
+            source,
+            bytes,
+            result,
+            tally,
+            sidecar,
+        }
     };
-    parallel::parse_in_order(
-        files,
-        options.jobs,
-        prepare,
-        |(source, bytes, result, tally)| {
-            out.bytes += bytes;
-            out.add(tally);
-            out.problems.extend(result.problems);
-            out.nothing
-                .extend(result.nothing.map(|why| (source.clone(), why)));
-            out.unreadable_blocks += result.unreadable_blocks;
-            match tx.as_mut() {
-                Some(tx) => tx.add(result.runs)?,
-                None if options.mode == Mode::Strict => pending.extend(result.runs),
-                None => {}
-            }
-            Ok(())
-        },
-    )?;
+    let mut store_runs = |runs: Vec<Run>| -> Result<()> {
+        match tx.as_mut() {
+            Some(tx) => tx.add(runs)?,
+            None if options.mode == Mode::Strict => pending.extend(runs),
+            None => {}
+        }
+        Ok(())
+    };
+    // The large file being read in pieces, if any.
+    let mut pieces: Option<Pieces> = None;
+    parallel::parse_in_order(files, options.jobs, options.stream, prepare, |prepared, part| {
+        let Part::Piece { index, count, path } = part else {
+            return store_runs(out.add_whole(prepared));
+        };
+        let so_far = pieces.get_or_insert_with(Pieces::default);
+        store_runs(so_far.add(prepared))?;
+        if index + 1 < count {
+            return Ok(());
+        }
+        let file = pieces.take().expect("pieces of this file");
+        if file.runs() == 0 {
+            // Nothing stored from it: a whole read says why a file yields nothing.
+            return store_runs(out.add_whole(parallel::read_and_parse(path, &prepare)?));
+        }
+        file.finish(&mut out);
+        Ok(())
+    })?;
     let before_commit = options.before_commit.unwrap_or(|| {});
     out.stored = match (tx, options.mode) {
         (Some(tx), _) => Some(tx.commit_after(before_commit)?),
@@ -196,66 +214,19 @@ fn without_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
 }
 
 /// Gives the runs of `source` the counters that changed across them, from the counters file
-/// beside it (see [`counters`]), if there is one; its unreadable lines become problems.
-pub fn read_counters(source: &str, result: &mut ingest::FileResult) {
+/// beside it (see [`counters`]), if there is one; returns its unreadable lines as problems.
+pub fn read_counters(source: &str, runs: &mut [Run]) -> Vec<Problem> {
     let path = counters::sidecar_path(Path::new(source));
     let Ok(bytes) = std::fs::read(&path) else {
-        return;
+        return Vec::new();
     };
     let name = path.display().to_string();
     let file = counters::read::parse(&String::from_utf8_lossy(&bytes));
-    result.problems.extend(
-        file.problems
-            .iter()
-            .map(|(line, why)| Problem::new(&name, *line, why.clone())),
-    );
-    counters::delta::attach(&file, &name, &mut result.runs);
-}
-
-/// What the summary says of one file's runs.
-struct Tally {
-    runs: usize,
-    rows: usize,
-    /// `file:line: tool test failed: first error line`, per failed run.
-    failed: Vec<String>,
-    findings: Vec<crate::check::Finding>,
-}
-
-impl Tally {
-    fn of(runs: &[Run]) -> Tally {
-        let failed = runs
-            .iter()
-            .filter(|r| r.status == RunStatus::Failed)
-            .map(|r| {
-                let error = r
-                    .error
-                    .as_deref()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("");
-                format!(
-                    "{}:{}: {} {} failed: {error}",
-                    r.source, r.line, r.tool, r.test
-                )
-            })
-            .collect();
-        Tally {
-            runs: runs.len(),
-            rows: runs.iter().map(|r| r.measurements.len()).sum(),
-            failed,
-            findings: Vec::new(),
-        }
-    }
-}
-
-impl Imported {
-    fn add(&mut self, tally: Tally) {
-        self.runs += tally.runs;
-        self.rows += tally.rows;
-        self.failed.extend(tally.failed);
-        self.findings.extend(tally.findings);
-    }
+    counters::delta::attach(&file, &name, runs);
+    file.problems
+        .iter()
+        .map(|(line, why)| Problem::new(&name, *line, why.clone()))
+        .collect()
 }
 
 /// The stored run of one `linkperf bench` test whose log block starts at 1-based line `first_line` of
@@ -307,5 +278,6 @@ pub fn bench_run(
 }
 
 pub mod parallel;
+mod tally;
 #[cfg(test)]
 mod tests;

@@ -137,7 +137,7 @@ pub fn load_source(
             let bytes = std::fs::read(&f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
             let source = f.display().to_string();
             let mut parsed = crate::ingest::parse_bytes(&source, &bytes);
-            crate::pipeline::read_counters(&source, &mut parsed);
+            crate::pipeline::read_counters(&source, &mut parsed.runs);
             runs.extend(parsed.runs);
         }
         runs

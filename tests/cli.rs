@@ -166,6 +166,7 @@ fn killed_import_leaves_store_readable() {
             jobs: 1,
             check: None,
             file_labels: None,
+            stream: Default::default(),
             before_commit: Some(|| std::process::abort()),
         };
         import(Path::new(&store), &[SEED_000.into()], &options).unwrap();

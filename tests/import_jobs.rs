@@ -59,3 +59,41 @@ fn an_unreadable_file_stops_a_parallel_import_and_stores_nothing() {
     let listed = text(&linkperf(&store, &["ls"]));
     assert!(!listed.contains("iperf3"), "{listed}");
 }
+
+/// A large file is read in pieces, so memory follows its largest command block. Read so (every
+/// file, pieces of one block), fixtures/ imports as read whole: the same counts, problems,
+/// findings and files that yield nothing, and the same stored rows in the same order.
+#[test]
+fn files_read_in_pieces_import_as_files_read_whole() {
+    use linkperf::ingest::stream::Sizes;
+    use linkperf::pipeline::{collect_files, import, Mode, Options};
+    let tmp = tempfile::tempdir().unwrap();
+    let files = collect_files(&["fixtures".into()]).unwrap();
+    let config = linkperf::config::Config::default();
+    let read = |name: &str, stream: Sizes| {
+        let store = tmp.path().join(name);
+        let options = Options {
+            labels: &Default::default(),
+            mode: Mode::Store,
+            jobs: 2,
+            check: Some(&config),
+            file_labels: None,
+            stream,
+            before_commit: None,
+        };
+        let imported = import(&store, &files, &options).unwrap();
+        let rows = ok(&linkperf(&store, &["export", "--format", "jsonl"]));
+        (format!("{imported:#?}"), rows)
+    };
+    let whole = read(
+        "whole",
+        Sizes {
+            from: u64::MAX,
+            piece: 1,
+        },
+    );
+    let pieces = read("pieces", Sizes { from: 0, piece: 1 });
+    assert!(whole.0.contains("findings: ["), "{}", whole.0);
+    assert_eq!(whole.0, pieces.0);
+    assert_eq!(whole.1, pieces.1);
+}

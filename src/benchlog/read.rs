@@ -3,6 +3,7 @@
 
 use crate::ingest::adapter::Block;
 use crate::ingest::common::snake_key;
+use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use crate::verbs::options::BenchTest;
@@ -61,7 +62,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
 
 fn parse_test(
     source: &str,
-    all: &[&str],
+    all: FileLines,
     start: usize,
     end: usize,
     problems: &mut Vec<Problem>,
@@ -77,8 +78,8 @@ fn parse_test(
         rules: 0,
     };
     t.first_line(all[start]);
-    for (i, line) in all.iter().enumerate().take(end).skip(start + 1) {
-        t.line(i, line);
+    for i in start + 1..end.min(all.end()) {
+        t.line(i, all[i]);
     }
     RunDraft {
         test: t.test.map(|t| t.perftest_name().to_string()),

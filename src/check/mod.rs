@@ -76,15 +76,52 @@ impl std::fmt::Display for Finding {
 /// Every finding over `selected`, in source and line order.
 /// Over owned runs or borrowed ones (`import` checks each file's runs without copying them).
 pub fn check<R: Borrow<Run>>(selected: &[(R, Platform)], config: &Config) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut checker = Checker::new(config);
     for (run, platform) in selected {
-        values::check_run(run.borrow(), platform, config, &mut out);
-        placement::check_run(run.borrow(), &mut out);
+        checker.add(run.borrow(), platform);
     }
-    sweep::check(selected, &mut out);
-    out.sort_by(|a, b| {
-        (&a.source, a.line, a.rule, &a.message).cmp(&(&b.source, b.line, b.rule, &b.message))
-    });
-    out.dedup();
-    out
+    checker.finish()
+}
+
+/// The rules over runs given one at a time: the per-run rules at once, the sweep rule (which
+/// compares runs) when finished. Checkers of consecutive parts of a file merge into the one
+/// the whole file would have.
+#[derive(Debug)]
+pub struct Checker<'c> {
+    config: &'c Config,
+    findings: Vec<Finding>,
+    sweeps: sweep::Sweeps,
+}
+
+impl<'c> Checker<'c> {
+    pub fn new(config: &'c Config) -> Checker<'c> {
+        Checker {
+            config,
+            findings: Vec::new(),
+            sweeps: sweep::Sweeps::default(),
+        }
+    }
+
+    pub fn add(&mut self, run: &Run, platform: &Platform) {
+        values::check_run(run, platform, self.config, &mut self.findings);
+        placement::check_run(run, &mut self.findings);
+        self.sweeps.add(run, platform);
+    }
+
+    /// Takes what `later` saw, as if its runs had been added after these.
+    pub fn merge(&mut self, later: Checker) {
+        self.findings.extend(later.findings);
+        self.sweeps.merge(later.sweeps);
+    }
+
+    /// Every finding, in source and line order.
+    pub fn finish(mut self) -> Vec<Finding> {
+        self.sweeps.finish(&mut self.findings);
+        let mut out = self.findings;
+        out.sort_by(|a, b| {
+            (&a.source, a.line, a.rule, &a.message).cmp(&(&b.source, b.line, b.rule, &b.message))
+        });
+        out.dedup();
+        out
+    }
 }

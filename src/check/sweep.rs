@@ -5,7 +5,6 @@ use super::Finding;
 use crate::model::{Measurement, Run};
 use crate::normalize::platform::Platform;
 use std::collections::BTreeMap;
-use std::borrow::Borrow;
 
 /// Smallest disagreement called a finding: repeats of one perftest point on a quiet fabric
 /// differ by a few percent; a sweep runs each size for fewer iterations.
@@ -62,56 +61,98 @@ fn sized(run: &Run) -> (bool, Vec<(u64, &'static str, f64, u32)>) {
     (rows.iter().any(|r| Some(r.0) != first), rows)
 }
 
-pub fn check<R: Borrow<Run>>(selected: &[(R, Platform)], out: &mut Vec<Finding>) {
-    type Singles<'a> = Vec<(f64, String)>;
-    let mut singles: BTreeMap<(String, u64, &'static str), Singles> = BTreeMap::new();
-    let mut sweeps = Vec::new();
-    for (run, platform) in selected {
-        let run = run.borrow();
+/// What the rule needs of the runs seen so far: single-size values by (setup, size, metric),
+/// and the sweeps' rows. Kept without the runs, so a file read in pieces is checked as a
+/// whole one is ([`Sweeps::merge`]).
+/// The single-size values of one (setup, size, metric), with `source:line` of each.
+type Singles = Vec<(f64, String)>;
+
+#[derive(Debug, Default)]
+pub struct Sweeps {
+    singles: BTreeMap<(String, u64, &'static str), Singles>,
+    sweeps: Vec<Sweep>,
+}
+
+#[derive(Debug)]
+struct Sweep {
+    source: String,
+    test: String,
+    key: String,
+    rows: Vec<(u64, &'static str, f64, u32)>,
+}
+
+impl Sweeps {
+    pub fn add(&mut self, run: &Run, platform: &Platform) {
         let (is_sweep, rows) = sized(run);
         let key = setup(run, platform);
         if is_sweep {
-            sweeps.push((run, key, rows));
+            self.sweeps.push(Sweep {
+                source: run.source.clone(),
+                test: run.test.clone(),
+                key,
+                rows,
+            });
         } else {
             for (size, metric, v, line) in rows {
-                singles
+                self.singles
                     .entry((key.clone(), size, metric))
                     .or_default()
                     .push((v, format!("{}:{line}", run.source)));
             }
         }
     }
-    for (run, key, rows) in sweeps {
-        for (size, metric, v, line) in rows {
-            let Some(single) = singles.get(&(key.clone(), size, metric)) else {
-                continue;
-            };
-            let values: Vec<f64> = single.iter().map(|s| s.0).collect();
-            let median = crate::stats::median(&values);
-            if median <= 0.0 {
-                continue;
-            }
-            let noise = if values.len() > 1 {
-                3.0 * crate::stats::cv(&values)
-            } else {
-                0.0
-            };
-            let diff = (v - median) / median;
-            if diff.abs() > MIN_DIFFERENCE.max(noise) {
-                let sources: Vec<&str> = single.iter().take(3).map(|s| s.1.as_str()).collect();
-                out.push(Finding {
-                    rule: "sweep_vs_single",
-                    source: run.source.clone(),
-                    line,
-                    test: run.test.clone(),
-                    message: format!(
-                        "{size} B: the sweep's {metric} {v} is {:+.1} % from the median {median} of {} single-size run(s) of the same setup ({})",
-                        diff * 100.0,
-                        values.len(),
-                        sources.join(", ")
-                    ),
-                });
+
+    /// Takes what `later` saw, as if its runs had been added after these.
+    pub fn merge(&mut self, later: Sweeps) {
+        for (k, mut v) in later.singles {
+            self.singles.entry(k).or_default().append(&mut v);
+        }
+        self.sweeps.extend(later.sweeps);
+    }
+
+    /// The findings over every run added.
+    pub fn finish(self, out: &mut Vec<Finding>) {
+        for sweep in &self.sweeps {
+            for &(size, metric, v, line) in &sweep.rows {
+                let Some(single) = self.singles.get(&(sweep.key.clone(), size, metric)) else {
+                    continue;
+                };
+                if let Some(message) = disagreement(single, size, metric, v) {
+                    out.push(Finding {
+                        rule: "sweep_vs_single",
+                        source: sweep.source.clone(),
+                        line,
+                        test: sweep.test.clone(),
+                        message,
+                    });
+                }
             }
         }
     }
+}
+
+/// What is wrong with a sweep's value `v` against the single-size values of its setup, if it
+/// is off by more than noise.
+fn disagreement(single: &[(f64, String)], size: u64, metric: &str, v: f64) -> Option<String> {
+    let values: Vec<f64> = single.iter().map(|s| s.0).collect();
+    let median = crate::stats::median(&values);
+    if median <= 0.0 {
+        return None;
+    }
+    let noise = if values.len() > 1 {
+        3.0 * crate::stats::cv(&values)
+    } else {
+        0.0
+    };
+    let diff = (v - median) / median;
+    if diff.abs() <= MIN_DIFFERENCE.max(noise) {
+        return None;
+    }
+    let sources: Vec<&str> = single.iter().take(3).map(|s| s.1.as_str()).collect();
+    Some(format!(
+        "{size} B: the sweep's {metric} {v} is {:+.1} % from the median {median} of {} single-size run(s) of the same setup ({})",
+        diff * 100.0,
+        values.len(),
+        sources.join(", ")
+    ))
 }

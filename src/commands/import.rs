@@ -31,6 +31,7 @@ pub fn run(
             jobs: args.jobs,
             check: Some(&config),
             file_labels: None,
+            stream: Default::default(),
             before_commit: None,
         },
     )?;

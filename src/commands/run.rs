@@ -87,6 +87,7 @@ fn import_logs(
             jobs: 0,
             check: Some(config),
             file_labels: Some(&file_labels),
+            stream: Default::default(),
             before_commit: None,
         },
     )

@@ -3,6 +3,7 @@
 //! and a line here; `ingest::parse_bytes` knows no tool by name.
 
 use super::draft::RunDraft;
+use super::file_lines::FileLines;
 use super::{command, devinfo, ibping, iperf2, iperf3, perftest, qperf, Problem};
 use crate::benchlog::read as bench_log;
 use crate::model::{CommandLine, Run, Tool};
@@ -12,8 +13,9 @@ use std::ops::Range;
 pub struct Block<'a> {
     /// The file as it is stored and reported.
     pub source: &'a str,
-    /// Every line of the file (parsers report lines by their index here).
-    pub lines: &'a [&'a str],
+    /// The lines of the file (or of the piece being read), by their index in the file:
+    /// parsers report line `index + 1`.
+    pub lines: FileLines<'a>,
     /// The block's output lines.
     pub range: Range<usize>,
     /// The command typed at the prompt, when the block has one.
@@ -29,7 +31,7 @@ impl<'a> Block<'a> {
         &self,
     ) -> (
         &'a str,
-        &'a [&'a str],
+        FileLines<'a>,
         Range<usize>,
         Option<&'a CommandLine>,
     ) {

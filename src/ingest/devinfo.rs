@@ -8,6 +8,7 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
+use crate::ingest::file_lines::FileLines;
 use crate::model::RunStatus;
 use std::collections::{BTreeMap, HashMap};
 
@@ -70,7 +71,7 @@ fn key(k: &str) -> String {
 }
 
 /// `ibv_devinfo`: `hca_id:`, device keys, `port: N` and the port's keys (TAB or space indented).
-fn ibv_devinfo(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut current: Option<String> = None;
     let mut port: Option<String> = None;
     for i in range {
@@ -116,7 +117,7 @@ fn rate_from_width_speed(width: &str, speed: &str) -> Option<f64> {
 }
 
 /// `ibstat`: `CA 'name'` (or `CA: 'name'`), keys, `Port N:` and the port's keys.
-fn ibstat(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut current: Option<String> = None;
     let mut port: Option<String> = None;
     for i in range {
@@ -148,7 +149,7 @@ fn ibstat(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
 }
 
 /// `ibv_devices`: a table of device name and node GUID.
-fn ibv_devices(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn ibv_devices(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     for i in range {
         let words: Vec<&str> = all[i].split_whitespace().collect();
         if let [name, guid] = words.as_slice() {
@@ -166,7 +167,7 @@ fn ibv_devices(all: &[&str], range: std::ops::Range<usize>, devices: &mut Device
 
 /// `rdma link`: `link hns_0/1 state ACTIVE physical_state LINK_UP netdev enp125s0f0 ` (or the
 /// pre-5.5 form `1/1: mlx5_0/1: state ...`), plus an optional `caps: <...>` line.
-fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn rdma_link(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut last: Option<(String, String)> = None;
     for i in range {
         let t = all[i].trim();
@@ -207,7 +208,7 @@ fn rdma_link(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices)
 }
 
 /// `grep -H . /sys/class/infiniband/*/device/numa_node …`: `pci.FILE` facts per device.
-fn sysfs(all: &[&str], range: std::ops::Range<usize>, devices: &mut Devices) {
+fn sysfs(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     for i in range {
         if let Some((device, file, value)) = super::sysfs::device_file(all[i]) {
             if let Some(facts) = entry(devices, device, i) {

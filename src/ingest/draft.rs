@@ -2,6 +2,7 @@
 //! identity (a content hash of its lines), command, host, and the columns derived from facts.
 
 use super::adapter::Parser;
+use crate::ingest::file_lines::FileLines;
 use crate::model::{CommandLine, Measurement, Role, Run, RunStatus, Tool};
 use std::collections::BTreeMap;
 
@@ -104,7 +105,7 @@ pub fn status_of(has_rows: bool, has_error: bool) -> RunStatus {
 pub fn finish_run(
     parser: &dyn Parser,
     source: &str,
-    lines: &[&str],
+    lines: FileLines,
     host: Option<String>,
     command: Option<CommandLine>,
     prompt_line: Option<usize>,
@@ -120,7 +121,7 @@ pub fn finish_run(
         hasher.update(c.raw.as_bytes());
         hasher.update(b"\n");
     }
-    for l in &lines[draft.start..draft.end.min(lines.len())] {
+    for l in &lines[draft.start..draft.end.min(lines.end())] {
         hasher.update(l.as_bytes());
         hasher.update(b"\n");
     }

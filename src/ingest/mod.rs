@@ -8,11 +8,14 @@ pub mod command;
 pub mod common;
 pub mod devinfo;
 pub mod draft;
+pub mod facts;
+pub mod file_lines;
 pub mod ibping;
 pub mod iperf2;
 pub mod iperf3;
 pub mod perftest;
 pub mod qperf;
+pub mod stream;
 pub mod sysfs;
 pub mod text;
 pub mod transcript;
@@ -21,7 +24,7 @@ pub use draft::{ContentHash, RunDraft};
 
 use crate::model::Run;
 use adapter::{Block, Parser};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use file_lines::FileLines;
 use std::fmt;
 
 /// Lines of real tool output for tests that check a hand-written reader against the regex it
@@ -82,6 +85,9 @@ pub struct FileResult {
     /// Blocks of a known tool that produced no run (counted as unreadable in the summary).
     pub unreadable_blocks: usize,
     pub encoding: Option<&'static str>,
+    /// How many of the first `problems` are lines cut for their length ([`MAX_LINE_BYTES`]):
+    /// a file read in pieces lists them first, as a whole read does.
+    pub long_lines: usize,
     /// Why a file yielded no run at all (`None` when it yielded runs): see [`Nothing`].
     pub nothing: Option<Nothing>,
 }
@@ -137,13 +143,15 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
     };
     result.encoding = Some(decoded.encoding);
     let mut lines = decoded.lines();
-    skip_long_lines(source, &mut lines, &mut result.problems);
+    skip_long_lines(source, 0, &mut lines, &mut result.problems);
+    result.long_lines = result.problems.len();
 
     if perftest::json::detect(&lines) {
         match perftest::json::parse(source, &lines, &mut result.problems) {
             Ok(draft) => {
                 let parser = &perftest::Perftest;
-                let run = draft::finish_run(parser, source, &lines, None, None, None, draft);
+                let file = FileLines::whole(&lines);
+                let run = draft::finish_run(parser, source, file, None, None, None, draft);
                 result.runs.push(run);
             }
             Err(p) => {
@@ -154,12 +162,11 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
         }
         return result;
     }
-    let mut asked = None;
-    for block in transcript::split(&lines) {
-        asked = asked.or(read_block(source, &lines, &block, &mut result));
-    }
-    attach_device_facts(&mut result.runs);
-    attach_qperf_conf(&mut result.runs);
+    let file = FileLines::whole(&lines);
+    let asked = read_blocks(source, file, transcript::split(&lines), &mut result);
+    let mut facts = facts::FileFacts::default();
+    facts.add(&result.runs);
+    facts.apply(&mut result.runs);
     if result.runs.is_empty() {
         result.nothing = Some(why_nothing(source, &lines, asked, &mut result.problems));
     }
@@ -170,12 +177,14 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
 /// parser (or regex) scans megabytes at a time.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-fn skip_long_lines(source: &str, lines: &mut [&str], problems: &mut Vec<Problem>) {
+/// Empties the lines longer than [`MAX_LINE_BYTES`], with a problem each; `first` is the file
+/// index of `lines[0]`.
+fn skip_long_lines(source: &str, first: usize, lines: &mut [&str], problems: &mut Vec<Problem>) {
     for (i, line) in lines.iter_mut().enumerate() {
         if line.len() > MAX_LINE_BYTES {
             problems.push(Problem::new(
                 source,
-                i as u32 + 1,
+                (first + i) as u32 + 1,
                 format!(
                     "line longer than {MAX_LINE_BYTES} bytes ({} bytes), skipped",
                     line.len()
@@ -212,12 +221,27 @@ fn why_nothing(
     }
 }
 
+/// Reads `blocks` of `lines` in order into `result`; returns the first thing a `--help` /
+/// `--version` command asked for.
+fn read_blocks(
+    source: &str,
+    lines: FileLines,
+    blocks: Vec<transcript::Block>,
+    result: &mut FileResult,
+) -> Option<Nothing> {
+    let mut asked = None;
+    for block in blocks {
+        asked = asked.or(read_block(source, lines, &block, result));
+    }
+    asked
+}
+
 /// Reads one command block with the parser its command names, or with every parser that
 /// recognises its content; a named block that yields nothing is a problem. Returns what a
 /// `--help`/`--version` command asked for, which yields no run by design.
 fn read_block(
     source: &str,
-    lines: &[&str],
+    lines: FileLines,
     block: &transcript::Block,
     result: &mut FileResult,
 ) -> Option<Nothing> {
@@ -278,87 +302,4 @@ fn read_block(
         ));
     }
     None
-}
-
-/// qperf `conf` describes both hosts (node, CPU, OS, qperf version): copy it onto the qperf runs
-/// of the same file under `conf.` keys.
-fn attach_qperf_conf(runs: &mut [Run]) {
-    let conf: BTreeMap<String, String> = runs
-        .iter()
-        .filter(|r| r.tool == crate::model::Tool::Qperf && r.test == "conf")
-        .flat_map(|r| r.facts.clone())
-        .collect();
-    for run in runs
-        .iter_mut()
-        .filter(|r| r.tool == crate::model::Tool::Qperf && r.test != "conf")
-    {
-        for (k, v) in &conf {
-            run.facts
-                .entry(format!("conf.{k}"))
-                .or_insert_with(|| v.clone());
-        }
-    }
-}
-
-/// Copies device facts (`ibv_devinfo`, `ibstat`, `rdma link`) onto the benchmark runs of the
-/// same file and device, under `device.` keys; a fact already there wins (the first listing).
-fn attach_device_facts(runs: &mut [Run]) {
-    // One merged listing per (host, device): the first listing of a key wins, as a transcript
-    // that lists a device twice describes it first as the runs found it.
-    // Only the devices some benchmark run used are merged: a listing alone is not copied.
-    let used: HashSet<&str> = runs
-        .iter()
-        .filter(|r| r.tool != crate::model::Tool::DevInfo)
-        .filter_map(|r| r.device.as_deref())
-        .collect();
-    if used.is_empty() {
-        return;
-    }
-    let mut devices: HashMap<(Option<String>, String), BTreeMap<String, String>> = HashMap::new();
-    for r in runs
-        .iter()
-        .filter(|r| r.tool == crate::model::Tool::DevInfo)
-    {
-        let Some(device) = r.device.clone().filter(|d| used.contains(d.as_str())) else {
-            continue;
-        };
-        let merged = devices.entry((r.host.clone(), device)).or_default();
-        for (k, v) in &r.facts {
-            merged.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
-    if devices.is_empty() {
-        return;
-    }
-    for run in runs
-        .iter_mut()
-        .filter(|r| r.tool != crate::model::Tool::DevInfo)
-    {
-        let Some(device) = run.device.clone() else {
-            continue;
-        };
-        // Same host first; a listing without a host (bare capture) applies to any host; a run
-        // without a host takes the listing of any host.
-        let mut sources: Vec<&BTreeMap<String, String>> = Vec::new();
-        sources.extend(devices.get(&(run.host.clone(), device.clone())));
-        if run.host.is_some() {
-            sources.extend(devices.get(&(None, device.clone())));
-        } else {
-            sources.extend(
-                devices
-                    .iter()
-                    .filter(|((_, d), _)| d == &device)
-                    .map(|(_, f)| f),
-            );
-        }
-        for facts in sources {
-            for (k, v) in facts {
-                if !matches!(k.as_str(), "device" | "mtu" | "link_type") {
-                    run.facts
-                        .entry(format!("device.{k}"))
-                        .or_insert_with(|| v.clone());
-                }
-            }
-        }
-    }
 }

@@ -69,6 +69,18 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, TextError> {
     }
 }
 
+/// Decodes text already known to be UTF-8 without BOM (a piece of a large file, see
+/// [`super::stream`]) as [`decode`] decodes a whole file of it.
+pub fn decode_utf8(text: &str) -> Decoded<'_> {
+    clean(Cow::Borrowed(text), "utf-8")
+}
+
+/// Whether [`decode`] would call `head` (the first bytes of a file, at most 8 KiB read) binary
+/// by its control bytes alone; a NUL anywhere in a file also makes it binary.
+pub fn binary_head(head: &[u8]) -> bool {
+    binary_line(&head[..head.len().min(8192)]).is_some()
+}
+
 /// Finds the line of the first NUL byte, or of dense control bytes, which mark binary data.
 fn binary_line(bytes: &[u8]) -> Option<u32> {
     let line_of = |pos: usize| 1 + bytes[..pos].iter().filter(|&&b| b == b'\n').count() as u32;

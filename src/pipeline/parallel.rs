@@ -3,28 +3,90 @@
 //!
 //! Workers take file indices in order and run at most [`WINDOW_PER_JOB`] × jobs files ahead of
 //! the file the consumer waits for: a slow large file holds back the others' results, never lets
-//! them pile up, so memory stays bounded by the window's files.
+//! them pile up, so memory stays bounded by the window's files. A large file is read in pieces
+//! ([`ingest::stream`]): its first pass runs on a worker like any file, then its pieces are
+//! parsed on every core, in the same window, and handed over in order.
 
+use crate::ingest::stream::{self, Plan};
 use crate::ingest::{self, FileResult};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 /// How many files per worker may be parsed ahead of the one the store writer takes next.
 const WINDOW_PER_JOB: usize = 2;
 
+/// Which part of its file a result is.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    /// The file, read whole.
+    Whole,
+    /// Piece `index` of `count` of the file at `path`, read in pieces.
+    Piece {
+        index: usize,
+        count: usize,
+        path: &'a Path,
+    },
+}
+
+/// What a worker made of one file.
+enum Read<T> {
+    Whole(T),
+    /// A large file's first pass: its pieces are parsed next.
+    InPieces {
+        source: String,
+        path: PathBuf,
+        plan: Plan,
+    },
+}
+
 /// Reads and parses one file, then hands (its path as reported, its size, what it held) to
 /// `prepare` on the same thread.
-fn read_and_parse<T>(
-    path: &PathBuf,
+pub fn read_and_parse<T>(
+    path: &Path,
     prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
 ) -> Result<T> {
     let source = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("{source}: cannot read"))?;
     let result = ingest::parse_bytes(&source, &bytes);
     Ok(prepare(source, bytes.len(), result))
+}
+
+/// Reads a file whole, or plans reading it in pieces when it is large.
+fn read_or_plan<T>(
+    path: &Path,
+    sizes: stream::Sizes,
+    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+) -> Result<Read<T>> {
+    let source = path.display().to_string();
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("{source}: cannot read"))?
+        .len();
+    if size >= sizes.from {
+        if let Some(plan) = stream::plan(&source, path, sizes.piece)
+            .with_context(|| format!("{source}: cannot read"))?
+        {
+            let path = path.to_path_buf();
+            return Ok(Read::InPieces { source, path, plan });
+        }
+    }
+    read_and_parse(path, prepare).map(Read::Whole)
+}
+
+/// Reads and parses one piece of a planned file, then hands it to `prepare`.
+fn read_piece<T>(
+    source: &str,
+    path: &Path,
+    plan: &Plan,
+    piece: &stream::Piece,
+    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+) -> Result<T> {
+    let bytes = stream::read_piece(path, piece).with_context(|| format!("{source}: cannot read"))?;
+    let result = stream::parse_piece(source, &bytes, piece, &plan.facts);
+    let size = (piece.bytes.end - piece.bytes.start) as usize;
+    Ok(prepare(source.to_string(), size, result))
 }
 
 /// The number of worker threads for `jobs` (0: one per available core).
@@ -37,20 +99,57 @@ pub fn threads(jobs: usize) -> usize {
 
 /// Parses `files` on `jobs` threads, runs `prepare` on each result on the thread that parsed it
 /// (what can be done per file, and dropping what is not kept, costs the store writer nothing),
-/// and hands each to `take` in the files' order. The first error (a file that cannot be read,
-/// or one `take` returns) stops the workers and is returned.
+/// and hands each to `take` in the files' order, a large file's pieces one after another. The
+/// first error (a file that cannot be read, or one `take` returns) stops the workers and is
+/// returned.
 pub fn parse_in_order<T: Send>(
     files: &[PathBuf],
     jobs: usize,
+    sizes: stream::Sizes,
     prepare: impl Fn(String, usize, FileResult) -> T + Sync,
+    mut take: impl FnMut(T, Part) -> Result<()>,
+) -> Result<()> {
+    let prepare = &prepare;
+    in_order(
+        files,
+        jobs,
+        |path| read_or_plan(path, sizes, prepare),
+        |read| match read {
+            Read::Whole(t) => take(t, Part::Whole),
+            Read::InPieces { source, path, plan } => {
+                let count = plan.pieces.len();
+                let mut index = 0;
+                in_order(
+                    &plan.pieces,
+                    jobs,
+                    |piece| read_piece(&source, &path, &plan, piece, prepare),
+                    |t| {
+                        let part = Part::Piece {
+                            index,
+                            count,
+                            path: &path,
+                        };
+                        index += 1;
+                        take(t, part)
+                    },
+                )
+            }
+        },
+    )
+}
+
+/// Runs `work` over `items` on `jobs` threads and hands the results to `take` in the items'
+/// order, at most a window of items ahead.
+fn in_order<I: Sync, T: Send>(
+    items: &[I],
+    jobs: usize,
+    work: impl Fn(&I) -> Result<T> + Sync,
     mut take: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    let jobs = threads(jobs).clamp(1, files.len().max(1));
+    let jobs = threads(jobs).clamp(1, items.len().max(1));
     if jobs == 1 {
-        // No thread to start for one file or one job.
-        return files
-            .iter()
-            .try_for_each(|f| take(read_and_parse(f, &prepare)?));
+        // No thread to start for one item or one job.
+        return items.iter().try_for_each(|item| take(work(item)?));
     }
     let window = jobs * WINDOW_PER_JOB;
     let next = AtomicUsize::new(0);
@@ -61,10 +160,10 @@ pub fn parse_in_order<T: Send>(
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, stop, taken, prepare) = (&next, &stop, &taken, &prepare);
+            let (next, stop, taken, work) = (&next, &stop, &taken, &work);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= files.len() {
+                if i >= items.len() {
                     return;
                 }
                 {
@@ -74,7 +173,7 @@ pub fn parse_in_order<T: Send>(
                     }
                 }
                 if stop.load(Ordering::SeqCst)
-                    || tx.send((i, read_and_parse(&files[i], prepare))).is_err()
+                    || tx.send((i, work(&items[i]))).is_err()
                 {
                     return;
                 }

@@ -4,6 +4,7 @@
 //! interval row has its own line).
 
 use crate::ingest::adapter::Block;
+use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{CommandLine, Measurement, Role, RunStatus};
 use serde_json::Value;
@@ -41,7 +42,7 @@ impl Lines {
 
 /// The 0-based lines in `all` of ascending byte `offsets` into the lines from `first` joined by
 /// `\n`, in one pass over them (a block of many documents must not walk its lines per document).
-fn lines_of(all: &[&str], first: usize, offsets: impl Iterator<Item = usize>) -> Vec<usize> {
+fn lines_of(all: FileLines, first: usize, offsets: impl Iterator<Item = usize>) -> Vec<usize> {
     let mut lines = all[first..].iter().enumerate();
     let (mut line, mut end) = (first, 0);
     offsets
@@ -49,7 +50,7 @@ fn lines_of(all: &[&str], first: usize, offsets: impl Iterator<Item = usize>) ->
             while offset >= end {
                 match lines.next() {
                     Some((i, l)) => (line, end) = (first + i, end + l.len() + 1),
-                    None => return all.len().saturating_sub(1),
+                    None => return all.end().saturating_sub(1),
                 }
             }
             line
@@ -99,7 +100,7 @@ fn read_documents(text: &str) -> (Vec<(usize, Value)>, Option<serde_json::Error>
 
 fn documents(
     source: &str,
-    all: &[&str],
+    all: FileLines,
     range: std::ops::Range<usize>,
     json_start: usize,
     command: Option<&CommandLine>,
@@ -180,7 +181,7 @@ fn documents(
 /// `--json-stream`: the events of one test, one per line.
 fn stream(
     source: &str,
-    all: &[&str],
+    all: FileLines,
     range: std::ops::Range<usize>,
     command: Option<&CommandLine>,
     problems: &mut Vec<Problem>,

@@ -3,6 +3,7 @@
 //! and test name.
 
 use super::lines::{self, Column};
+use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
 use std::collections::BTreeMap;
@@ -208,7 +209,7 @@ pub(super) fn measurement(
 pub(super) fn finish(
     d: Draft,
     source: &str,
-    all: &[&str],
+    all: FileLines,
     problems: &mut Vec<Problem>,
 ) -> RunDraft {
     let keep = d.meaningful();
@@ -272,8 +273,8 @@ pub(super) fn finish(
     };
     if d.table_open
         && !rows.is_empty()
-        && d.end < all.len()
-        && !lines::is_rule(all[d.end.min(all.len() - 1)])
+        && d.end < all.end()
+        && !lines::is_rule(all[d.end.min(all.end() - 1)])
     {
         notes.push("table not closed by a rule line (copy cut short?)".into());
     }

@@ -5,6 +5,7 @@
 use super::draft::{finish, measurement, push_row, Draft};
 use super::lines;
 use crate::ingest::adapter::Block;
+use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 
 /// Parses one block; `block.named` is true when the prompt named a perftest program.
@@ -45,7 +46,7 @@ fn rows_below(lines: &[&str]) -> usize {
 
 struct Walker<'a, 'p> {
     source: &'a str,
-    all: &'a [&'a str],
+    all: FileLines<'a>,
     named: bool,
     problems: &'p mut Vec<Problem>,
     out: Vec<RunDraft>,
