@@ -11,6 +11,7 @@
 
 pub mod placement;
 pub mod sweep;
+mod sweep_rows;
 pub mod values;
 
 use crate::config::Config;

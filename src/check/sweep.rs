@@ -4,6 +4,7 @@
 use super::Finding;
 use crate::model::{Measurement, Run};
 use crate::normalize::platform::Platform;
+use super::sweep_rows::{Names, Row, Rows};
 use std::collections::BTreeMap;
 
 /// Smallest disagreement called a finding: repeats of one perftest point on a quiet fabric
@@ -64,76 +65,118 @@ fn sized(run: &Run) -> (bool, Vec<(u64, &'static str, f64, u32)>) {
 /// What the rule needs of the runs seen so far: single-size values by (setup, size, metric),
 /// and the sweeps' rows. Kept without the runs, so a file read in pieces is checked as a
 /// whole one is ([`Sweeps::merge`]).
-/// The single-size values of one (setup, size, metric), with `source:line` of each.
-type Singles = Vec<(f64, String)>;
+/// The single-size values of one (setup, size, metric), with the source and line of each.
+type Singles = Vec<(f64, u32, u32)>;
 
+/// The metrics compared, by the number a [`Row`] stores.
+const METRICS: [&str; 2] = ["bw_avg_gbps", "lat_typical_us"];
+
+/// What the rule needs of the runs seen so far: single-size values by (setup, size, metric),
+/// and the sweeps' rows. Kept without the runs (names by number, many rows in a temporary
+/// file), so a file read in pieces is checked as a whole one is ([`Sweeps::merge`]).
 #[derive(Debug, Default)]
 pub struct Sweeps {
-    singles: BTreeMap<(String, u64, &'static str), Singles>,
-    sweeps: Vec<Sweep>,
-}
-
-#[derive(Debug)]
-struct Sweep {
-    source: String,
-    test: String,
-    key: String,
-    rows: Vec<(u64, &'static str, f64, u32)>,
+    names: Names,
+    singles: BTreeMap<(u32, u64, u8), Singles>,
+    rows: Rows,
 }
 
 impl Sweeps {
     pub fn add(&mut self, run: &Run, platform: &Platform) {
         let (is_sweep, rows) = sized(run);
-        let key = setup(run, platform);
+        if rows.is_empty() {
+            return;
+        }
+        let setup = self.names.id(&setup(run, platform));
+        let source = self.names.id(&run.source);
         if is_sweep {
-            self.sweeps.push(Sweep {
-                source: run.source.clone(),
-                test: run.test.clone(),
-                key,
-                rows,
-            });
+            let test = self.names.id(&run.test);
+            for (size, metric, value, line) in rows {
+                self.rows.push(Row {
+                    setup,
+                    source,
+                    test,
+                    line,
+                    size,
+                    metric: metric_id(metric),
+                    value,
+                });
+            }
         } else {
             for (size, metric, v, line) in rows {
                 self.singles
-                    .entry((key.clone(), size, metric))
+                    .entry((setup, size, metric_id(metric)))
                     .or_default()
-                    .push((v, format!("{}:{line}", run.source)));
+                    .push((v, source, line));
             }
         }
     }
 
     /// Takes what `later` saw, as if its runs had been added after these.
     pub fn merge(&mut self, later: Sweeps) {
-        for (k, mut v) in later.singles {
-            self.singles.entry(k).or_default().append(&mut v);
+        let ids = self.names.map(&later.names);
+        let id = |n: u32| ids[n as usize];
+        for ((setup, size, metric), v) in later.singles {
+            self.singles
+                .entry((id(setup), size, metric))
+                .or_default()
+                .extend(v.into_iter().map(|(v, source, line)| (v, id(source), line)));
         }
-        self.sweeps.extend(later.sweeps);
+        let rows = &mut self.rows;
+        let read = later.rows.for_each(|r| {
+            rows.push(Row {
+                setup: id(r.setup),
+                source: id(r.source),
+                test: id(r.test),
+                ..r
+            })
+        });
+        if let Err(e) = read {
+            self.singles.clear();
+            self.names = Names::default();
+            self.rows = Rows::default();
+            eprintln!("linkperf: sweeps not compared with single-size runs: {e}");
+        }
     }
 
     /// The findings over every run added.
     pub fn finish(self, out: &mut Vec<Finding>) {
-        for sweep in &self.sweeps {
-            for &(size, metric, v, line) in &sweep.rows {
-                let Some(single) = self.singles.get(&(sweep.key.clone(), size, metric)) else {
-                    continue;
-                };
-                if let Some(message) = disagreement(single, size, metric, v) {
-                    out.push(Finding {
-                        rule: "sweep_vs_single",
-                        source: sweep.source.clone(),
-                        line,
-                        test: sweep.test.clone(),
-                        message,
-                    });
-                }
+        let (names, singles) = (&self.names, &self.singles);
+        let read = self.rows.for_each(|r| {
+            let Some(single) = singles.get(&(r.setup, r.size, r.metric)) else {
+                return;
+            };
+            let metric = METRICS[usize::from(r.metric)];
+            if let Some(message) = disagreement(names, single, r.size, metric, r.value) {
+                out.push(Finding {
+                    rule: "sweep_vs_single",
+                    source: names.get(r.source).to_string(),
+                    line: r.line,
+                    test: names.get(r.test).to_string(),
+                    message,
+                });
             }
+        });
+        if let Err(e) = read {
+            // Findings are advice: the import goes on, and says what it could not check.
+            eprintln!("linkperf: sweeps not compared with single-size runs: {e}");
         }
     }
 }
 
+fn metric_id(metric: &str) -> u8 {
+    METRICS.iter().position(|m| *m == metric).unwrap_or(0) as u8
+}
+
 /// What is wrong with a sweep's value `v` against the single-size values of its setup, if it
 /// is off by more than noise.
-fn disagreement(single: &[(f64, String)], size: u64, metric: &str, v: f64) -> Option<String> {
+fn disagreement(
+    names: &Names,
+    single: &[(f64, u32, u32)],
+    size: u64,
+    metric: &str,
+    v: f64,
+) -> Option<String> {
     let values: Vec<f64> = single.iter().map(|s| s.0).collect();
     let median = crate::stats::median(&values);
     if median <= 0.0 {
@@ -148,7 +191,11 @@ fn disagreement(single: &[(f64, String)], size: u64, metric: &str, v: f64) -> Op
     if diff.abs() <= MIN_DIFFERENCE.max(noise) {
         return None;
     }
-    let sources: Vec<&str> = single.iter().take(3).map(|s| s.1.as_str()).collect();
+    let sources: Vec<String> = single
+        .iter()
+        .take(3)
+        .map(|&(_, source, line)| format!("{}:{line}", names.get(source)))
+        .collect();
     Some(format!(
         "{size} B: the sweep's {metric} {v} is {:+.1} % from the median {median} of {} single-size run(s) of the same setup ({})",
         diff * 100.0,

@@ -1,0 +1,172 @@
+//! The sweep rows the sweep rule keeps until every single-size run of a file is known. A large
+//! file read in pieces has millions of them, more than its pieces' text: past [`SPILL_ROWS`]
+//! they go to an unlinked temporary file, so an import's memory follows its pieces, not the
+//! file, and are read back once when the rule is finished.
+
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+
+/// Rows held in memory before they are written out (about 10 MB).
+const SPILL_ROWS: usize = 256 * 1024;
+
+/// Names (setups, sources, tests) stored once and referred to by number.
+#[derive(Debug, Default)]
+pub struct Names {
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    pub fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    pub fn get(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// The id here of each of `other`'s names, by `other`'s id.
+    pub fn map(&mut self, other: &Names) -> Vec<u32> {
+        other.names.iter().map(|n| self.id(n)).collect()
+    }
+}
+
+/// One row of a sweep, its names by id.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Row {
+    pub setup: u32,
+    pub source: u32,
+    pub test: u32,
+    pub line: u32,
+    pub size: u64,
+    /// 0: bandwidth (`bw_avg_gbps`), 1: typical latency (`lat_typical_us`).
+    pub metric: u8,
+    pub value: f64,
+}
+
+const ROW_BYTES: usize = 4 * 4 + 8 + 1 + 8;
+
+impl Row {
+    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for n in [self.setup, self.source, self.test, self.line] {
+            out.write_all(&n.to_le_bytes())?;
+        }
+        out.write_all(&self.size.to_le_bytes())?;
+        out.write_all(&[self.metric])?;
+        out.write_all(&self.value.to_bits().to_le_bytes())
+    }
+
+    fn read(b: &[u8; ROW_BYTES]) -> Row {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        Row {
+            setup: u32_at(0),
+            source: u32_at(4),
+            test: u32_at(8),
+            line: u32_at(12),
+            size: u64_at(16),
+            metric: b[24],
+            value: f64::from_bits(u64_at(25)),
+        }
+    }
+}
+
+/// Rows in the order they were added: the first ones in a file once there are many.
+#[derive(Debug, Default)]
+pub struct Rows {
+    held: Vec<Row>,
+    spilled: Option<(BufWriter<std::fs::File>, usize)>,
+}
+
+impl Rows {
+    pub fn push(&mut self, row: Row) {
+        self.held.push(row);
+        if self.held.len() >= SPILL_ROWS {
+            self.spill();
+        }
+    }
+
+    /// Writes the held rows out; keeps them when no temporary file can be written (memory
+    /// then grows, the result does not change).
+    fn spill(&mut self) {
+        if self.spilled.is_none() {
+            self.spilled = temporary_file().ok().map(|f| (BufWriter::new(f), 0));
+        }
+        let Some((out, count)) = self.spilled.as_mut() else {
+            return;
+        };
+        let written = self.held.iter().try_for_each(|r| r.write(out));
+        if written.is_ok() {
+            *count += self.held.len();
+            self.held.clear();
+        }
+    }
+
+    /// Hands every row to `f`, in order, reading the written ones back one at a time.
+    pub fn for_each(self, mut f: impl FnMut(Row)) -> std::io::Result<()> {
+        if let Some((out, count)) = self.spilled {
+            let mut file = out.into_inner().map_err(|e| e.into_error())?;
+            file.seek(SeekFrom::Start(0))?;
+            let mut input = BufReader::new(file);
+            let mut b = [0u8; ROW_BYTES];
+            for _ in 0..count {
+                input.read_exact(&mut b)?;
+                f(Row::read(&b));
+            }
+        }
+        self.held.into_iter().for_each(f);
+        Ok(())
+    }
+}
+
+/// A file in the temporary directory that no other process sees: removed as soon as it is
+/// open, so it is gone when the process ends, however it ends.
+fn temporary_file() -> std::io::Result<std::fs::File> {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "linkperf-sweeps-{}-{n}.tmp",
+        std::process::id()
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_written_out_come_back_in_order() {
+        let mut rows = Rows::default();
+        let row = |i: usize| Row {
+            setup: i as u32 % 7,
+            source: 1,
+            test: 2,
+            line: i as u32,
+            size: 1 << (i % 24),
+            metric: (i % 2) as u8,
+            value: i as f64 / 3.0,
+        };
+        let n = SPILL_ROWS * 2 + 5;
+        for i in 0..n {
+            rows.push(row(i));
+        }
+        assert!(rows.spilled.is_some() && rows.held.len() < SPILL_ROWS);
+        let mut back = Vec::new();
+        rows.for_each(|r| back.push(r)).unwrap();
+        assert_eq!(back.len(), n);
+        assert!(back.iter().enumerate().all(|(i, r)| *r == row(i)));
+    }
+}
