@@ -4,7 +4,8 @@
 # qperf loopback recordings, then times
 #   1. `linkperf import --dry-run -j 1` (parse only, one thread) over the perftest corpus, and
 #      with one thread per core (-j 0): the scaling with cores,
-#   2. one large file (the corpus concatenated), to show memory follows the largest file,
+#   2. one large file (the corpus concatenated) and one of BIG_MB (default 1000) MB, read in
+#      pieces on every core: memory follows the largest command block, not the file,
 #   3. the iperf / qperf corpus on one thread, and
 #   4. a full import into a fresh Parquet store (all cores).
 set -euo pipefail
@@ -24,6 +25,12 @@ while [ "$total" -lt $((size_mb * 1000000)) ]; do
   done
 done
 cat "$work"/corpus/* > "$work/one-big-file.txt"
+big_mb="${BIG_MB:-1000}"
+big_total=0
+while [ "$big_total" -lt $((big_mb * 1000000)) ]; do
+  cat "$work/one-big-file.txt" >> "$work/huge-file.txt"
+  big_total=$((big_total + total))
+done
 mkdir -p "$work/tcp"
 mapfile -t tcp < <(ls fixtures/iperf2/*.txt fixtures/iperf3/*.txt fixtures/qperf/loopback/*.txt)
 tcp_total=0 j=0
@@ -51,5 +58,7 @@ echo "linkperf import benchmark ($i perftest files, $j iperf/qperf files, $cores
 measure "parse corpus, 1 thread" "$total" "$bin" import --dry-run -j 1 "$work/corpus"
 measure "parse corpus, $cores threads" "$total" "$bin" import --dry-run -j 0 "$work/corpus"
 measure "parse one $size_mb MB file" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
+measure "parse one $((big_total / 1000000)) MB file" "$big_total" "$bin" import --dry-run "$work/huge-file.txt"
+rm -f "$work/huge-file.txt"
 measure "parse iperf/qperf corpus, 1 thread" "$tcp_total" "$bin" import --dry-run -j 1 "$work/tcp"
 measure "import corpus into a Parquet store" "$total" "$bin" --store "$work/store" import "$work/corpus"
