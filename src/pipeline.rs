@@ -31,18 +31,24 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    // The entry's type comes with the listing: no stat per file of a large tree.
     let mut entries = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list directory", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
+        .map(|e| e.map(|e| (e.path(), e.file_type())))
         .collect::<std::io::Result<Vec<_>>>()
         .with_context(|| format!("{}: cannot list directory", dir.display()))?;
-    entries.sort();
-    for p in entries {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, kind) in entries {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.starts_with('.') {
             continue;
         }
-        if p.is_dir() {
+        // A link (or an entry whose type could not be read) is followed, as `is_dir` does.
+        let is_dir = match kind {
+            Ok(k) if !k.is_symlink() => k.is_dir(),
+            _ => p.is_dir(),
+        };
+        if is_dir {
             walk(&p, out)?;
         } else {
             out.push(p);

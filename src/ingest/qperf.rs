@@ -12,32 +12,46 @@ use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-static TEST_HEADER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?P<test>[a-z][a-z0-9_]*):\s*$").expect("qperf header regex"));
-static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s+(?P<key>[a-z_]+)\s+=\s+(?P<value>.*?)\s*$").expect("qperf key regex")
-});
 static VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<num>-?[\d,]*\.?\d+)\s*(?P<word>thousand|million|billion|trillion)?\s*(?P<unit>[^(]*?)\s*(?:\((?P<exact>[\d,]+)\))?$")
         .expect("qperf value regex")
 });
 
-/// `tcp_bw:`: a lowercase word and a colon ending the line (checked before the regex runs,
-/// since every line of a block is tried).
-fn test_header(line: &str) -> Option<regex::Captures<'_>> {
-    let t = line.trim_end();
-    if !t.ends_with(':') || !line.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return None;
-    }
-    TEST_HEADER.captures(line)
+/// `tcp_bw:`: a test name (a lowercase letter, then lowercase letters, digits and `_`) and a
+/// colon ending the line. Read by hand, as `^([a-z][a-z0-9_]*):\s*$` reads it: every line of
+/// a block is tried.
+fn test_header(line: &str) -> Option<&str> {
+    let name = line.trim_end().strip_suffix(':')?;
+    let ok = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    ok.then_some(name)
 }
 
-/// `    bw  =  1.2 GB/sec`: indented, with ` = ` in it (checked before the regex runs).
-fn key_value(line: &str) -> Option<regex::Captures<'_>> {
-    if !line.starts_with(char::is_whitespace) || !line.contains('=') {
+/// `    bw  =  1.2 GB/sec` → (`bw`, `1.2 GB/sec`): indented, a key of lowercase letters and
+/// `_`, whitespace on both sides of `=`. Read by hand, as `^\s+([a-z_]+)\s+=\s+(.*?)\s*$`
+/// reads it.
+fn key_value(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start();
+    if rest.len() == line.len() {
         return None;
     }
-    KEY_VALUE.captures(line)
+    let key_end = rest
+        .bytes()
+        .position(|b| !(b.is_ascii_lowercase() || b == b'_'))
+        .unwrap_or(rest.len());
+    let (key, rest) = rest.split_at(key_end);
+    let after_key = rest.trim_start();
+    if key.is_empty() || after_key.len() == rest.len() {
+        return None;
+    }
+    let after_eq = after_key.strip_prefix('=')?;
+    let value = after_eq.trim_start();
+    if value.len() == after_eq.len() {
+        return None;
+    }
+    Some((key, value.trim_end()))
 }
 
 crate::ingest::adapter::declare_parser!(Qperf, Qperf);
@@ -47,7 +61,7 @@ pub fn detect(lines: &[&str]) -> bool {
     // A test name, then its first value; qperf may print `warning: -cm1 set but not used in
     // test tcp_bw` between the two.
     lines.iter().enumerate().any(|(i, l)| {
-        test_header(l).is_some_and(|c| super::command::is_qperf_test(&c["test"]))
+        test_header(l).is_some_and(super::command::is_qperf_test)
             && lines[i + 1..]
                 .iter()
                 .find(|l| !l.trim_start().starts_with("warning:"))
@@ -210,26 +224,28 @@ fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(c) = test_header(line) {
+        if let Some(test) = test_header(line) {
             flush(&mut current);
             let m = Measurement {
                 line: i as u32 + 1,
                 raw_text: line.trim().to_string(),
                 ..Measurement::default()
             };
-            current = Some((c["test"].to_string(), (m, BTreeMap::new(), i)));
-        } else if let (Some(c), Some((test, (m, facts, _)))) = (key_value(line), current.as_mut()) {
+            current = Some((test.to_string(), (m, BTreeMap::new(), i)));
+        } else if let (Some((key, value)), Some((test, (m, facts, _)))) =
+            (key_value(line), current.as_mut())
+        {
             if test == "conf" {
                 // `loc_cpu = 20 Cores: Mixed CPUs` is a description, not a number.
-                facts.insert(c["key"].to_string(), c["value"].to_string());
-            } else if !apply(m, &c["key"], &c["value"], facts) {
+                facts.insert(key.to_string(), value.to_string());
+            } else if !apply(m, key, value, facts) {
                 problems.push(Problem::new(
                     block.source,
                     i as u32 + 1,
                     format!("qperf value not understood: {:?}", line.trim()),
                 ));
             }
-            if matches!(&c["key"], "bw" | "recv_bw" | "latency") {
+            if matches!(key, "bw" | "recv_bw" | "latency") {
                 m.line = i as u32 + 1;
             }
             m.raw_text.push_str(" | ");
@@ -262,3 +278,55 @@ const ERROR_WORDS: &[&str] = &[
     "invalid",
     "not ",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand readers answer as the regexes they replaced, on every line of the project's
+    /// qperf output and on hand-made edge cases.
+    #[test]
+    fn headers_and_values_read_by_hand_as_the_regexes_read_them() {
+        let header = Regex::new(r"^(?P<test>[a-z][a-z0-9_]*):\s*$").unwrap();
+        let pair = Regex::new(r"^\s+(?P<key>[a-z_]+)\s+=\s+(?P<value>.*?)\s*$").unwrap();
+        let mut lines: Vec<String> = [
+            "tcp_bw:",
+            "tcp_bw:  ",
+            "tcp_bw: :",
+            "Tcp_bw:",
+            "tcp-bw:",
+            "rc_lat:\u{3000}",
+            ":",
+            "    bw  =  1.2 GB/sec",
+            "    bw =1",
+            "    bw= 1",
+            "bw = 1",
+            "    bw =  ",
+            "    bw =   x  y  ",
+            "\u{3000}latency = 5 us",
+            "    b2 = 1",
+            "    _ = 1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        lines.extend(crate::ingest::fixture_lines_with(&["fixtures"], "="));
+        lines.extend(crate::ingest::fixture_lines_with(&["fixtures"], ":"));
+        let mut pairs = 0;
+        for line in &lines {
+            let want = header
+                .captures(line)
+                .map(|c| c.name("test").unwrap().as_str());
+            assert_eq!(test_header(line), want, "{line:?}");
+            let want = pair.captures(line).map(|c| {
+                (
+                    c.name("key").unwrap().as_str(),
+                    c.name("value").unwrap().as_str(),
+                )
+            });
+            pairs += usize::from(want.is_some());
+            assert_eq!(key_value(line), want, "{line:?}");
+        }
+        assert!(pairs > 100, "{pairs}");
+    }
+}

@@ -27,6 +27,10 @@ pub fn read_command() -> String {
 /// [`FILES`]. The sysfs mount may sit elsewhere (`/host/sys/…`, a copy of a tree): any absolute
 /// path up to `/class/infiniband/` is taken.
 pub fn device_file(line: &str) -> Option<(&str, &str, &str)> {
+    // The path is the line's start: most lines are ruled out by their first byte.
+    if !line.starts_with('/') {
+        return None;
+    }
     let at = line.find("/class/infiniband/")?;
     let root = &line[..at];
     if !root.starts_with('/') || root.contains([' ', ':', '\t']) {

@@ -50,8 +50,16 @@ pub fn read_and_parse<T>(
 ) -> Result<T> {
     let source = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("{source}: cannot read"))?;
-    let result = ingest::parse_bytes(&source, &bytes);
-    Ok(prepare(source, bytes.len(), result))
+    Ok(parse(source, &bytes, prepare))
+}
+
+fn parse<T>(
+    source: String,
+    bytes: &[u8],
+    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+) -> T {
+    let result = ingest::parse_bytes(&source, bytes);
+    prepare(source, bytes.len(), result)
 }
 
 /// Reads a file whole, or plans reading it in pieces when it is large.
@@ -61,18 +69,20 @@ fn read_or_plan<T>(
     prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
 ) -> Result<Read<T>> {
     let source = path.display().to_string();
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("{source}: cannot read"))?
-        .len();
+    let cannot = || format!("{source}: cannot read");
+    // One open and one stat per file: a tree of many small logs costs its system calls.
+    let mut file = std::fs::File::open(path).with_context(cannot)?;
+    let size = file.metadata().with_context(cannot)?.len();
     if size >= sizes.from {
-        if let Some(plan) = stream::plan(&source, path, sizes.piece)
-            .with_context(|| format!("{source}: cannot read"))?
-        {
+        if let Some(plan) = stream::plan(&source, path, sizes.piece).with_context(cannot)? {
             let path = path.to_path_buf();
             return Ok(Read::InPieces { source, path, plan });
         }
     }
-    read_and_parse(path, prepare).map(Read::Whole)
+    let mut bytes = Vec::with_capacity(size as usize + 1);
+    std::io::Read::read_to_end(&mut file, &mut bytes).with_context(cannot)?;
+    drop(file);
+    Ok(Read::Whole(parse(source, &bytes, prepare)))
 }
 
 /// Reads and parses one piece of a planned file, then hands it to `prepare`.

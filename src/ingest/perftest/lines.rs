@@ -21,8 +21,13 @@ pub fn is_rule(line: &str) -> bool {
 
 /// `* Waiting for client to connect... *` or the rdma_cm variant.
 pub fn is_waiting(line: &str) -> bool {
-    line.contains("Waiting for client to connect")
-        || line.contains("Waiting for client rdma_cm QP to connect")
+    // Asked of most lines of a log: one prebuilt search for the common prefix.
+    static PREFIX: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("Waiting for client "));
+    PREFIX.find_iter(line.as_bytes()).any(|at| {
+        let rest = &line.as_bytes()[at + "Waiting for client ".len()..];
+        rest.starts_with(b"to connect") || rest.starts_with(b"rdma_cm QP to connect")
+    })
 }
 
 /// The star lines around the waiting box.
@@ -54,9 +59,9 @@ static TITLE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Reads the banner title line.
 pub fn title(line: &str) -> Option<Title> {
-    if !line.contains("Test") {
-        return None;
-    }
+    static TEST: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("Test"));
+    TEST.find(line.as_bytes())?;
     let c = TITLE.captures(line)?;
     let verb = match &c[1] {
         "Send" | "Send_imm" => "send",
