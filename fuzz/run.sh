@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 target_dir=${FUZZ_TARGET_DIR:-/var/tmp/linkperf-fuzz-target}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse_bytes block_parsers perftest_json iperf3_json counters_file)
+[ ${#targets[@]} -gt 0 ] || targets=(parse_bytes block_parsers perftest_json iperf3_json counters_file read_in_pieces)
 
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
@@ -29,6 +29,11 @@ seed() { # seed TARGET FILES...: one corpus entry per file (the file's bytes)
 }
 mapfile -t all < <(find fixtures -type f ! -path 'fixtures/store-v1/*' ! -name '*.parquet' -size -256k | sort)
 seed parse_bytes "${all[@]}"
+# read_in_pieces: the first byte picks the piece size; the transcripts of several commands.
+mkdir -p "$work/read_in_pieces"
+while IFS= read -r f; do
+  { printf '\x00'; cat "$f"; } > "$work/read_in_pieces/$(sha1sum "$f" | cut -c1-16)"
+done < <(grep -lE '^\[?[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+' "${all[@]}" | head -200)
 # block_parsers: the first byte picks the parser, so each fixture is seeded once per parser.
 mkdir -p "$work/block_parsers"
 for f in "${all[@]}"; do

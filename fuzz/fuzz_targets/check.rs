@@ -66,7 +66,7 @@ pub fn parse_as_block(
     let lines = decoded.lines();
     let block = Block {
         source: "fuzz.txt",
-        lines: &lines,
+        lines: linkperf::ingest::file_lines::FileLines::whole(&lines),
         range: 0..lines.len(),
         command: None,
         named: true,

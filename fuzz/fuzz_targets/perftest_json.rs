@@ -8,10 +8,11 @@ use linkperf::ingest::perftest::json;
 
 libfuzzer_sys::fuzz_target!(|bytes: &[u8]| {
     check::parse_as_block(bytes, |block, problems| {
-        if !json::detect(block.lines) {
+        let lines = block.lines.slice(block.range.clone());
+        if !json::detect(lines) {
             return Vec::new();
         }
-        match json::parse(block.source, block.lines, problems) {
+        match json::parse(block.source, lines, problems) {
             Ok(draft) => vec![draft],
             Err(p) => {
                 problems.push(p);

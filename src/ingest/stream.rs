@@ -301,40 +301,50 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
     result
 }
 
+/// Reads a file in pieces of `piece` bytes one after another, as one result: what
+/// [`super::parse_bytes`] gives for the whole file (the import reads the pieces on every core
+/// instead). `None` when the file is read whole (see [`plan`]).
+pub fn parse_in_pieces(
+    source: &str,
+    path: &Path,
+    piece: usize,
+) -> std::io::Result<Option<FileResult>> {
+    let Some(plan) = plan(source, path, piece)? else {
+        return Ok(None);
+    };
+    let mut all = FileResult {
+        encoding: Some("utf-8"),
+        ..FileResult::default()
+    };
+    let mut rest = Vec::new();
+    for p in &plan.pieces {
+        let mut r = parse_piece(source, &read_piece(path, p)?, p, &plan.facts);
+        rest.extend(r.problems.split_off(r.long_lines));
+        all.long_lines += r.problems.len();
+        all.problems.extend(r.problems);
+        all.runs.extend(r.runs);
+        all.unreadable_blocks += r.unreadable_blocks;
+    }
+    all.problems.extend(rest);
+    Ok(Some(all))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ingest::parse_bytes;
 
-    /// Plans `path` with `piece` bytes a piece and parses every piece, as the import does.
-    fn read_in_pieces(path: &Path, piece: usize) -> Option<(Vec<Piece>, FileResult)> {
-        let source = path.display().to_string();
-        let plan = plan(&source, path, piece).expect("readable")?;
-        let mut all = FileResult::default();
-        let mut long_lines = Vec::new();
-        for p in &plan.pieces {
-            let bytes = read_piece(path, p).unwrap();
-            let mut r = parse_piece(&source, &bytes, p, &plan.facts);
-            let rest = r.problems.split_off(r.long_lines);
-            long_lines.extend(r.problems);
-            all.problems.extend(rest);
-            all.runs.extend(r.runs);
-            all.unreadable_blocks += r.unreadable_blocks;
-        }
-        all.long_lines = long_lines.len();
-        long_lines.append(&mut all.problems);
-        all.problems = long_lines;
-        Some((plan.pieces, all))
-    }
-
     /// Reads `path` whole and in pieces of each size; returns how many reads were in pieces.
     fn compare(path: &Path, sizes: &[usize]) -> usize {
         let whole = parse_bytes(&path.display().to_string(), &std::fs::read(path).unwrap());
         let mut in_pieces = 0;
+        let source = path.display().to_string();
         for &piece in sizes {
-            let Some((pieces, read)) = read_in_pieces(path, piece) else {
+            let Some(plan) = plan(&source, path, piece).unwrap() else {
                 continue;
             };
+            let pieces = plan.pieces;
+            let read = parse_in_pieces(&source, path, piece).unwrap().unwrap();
             in_pieces += 1;
             let size = std::fs::metadata(path).unwrap().len();
             assert_eq!(pieces[0].bytes.start, 0);
@@ -357,6 +367,7 @@ mod tests {
             assert_eq!(read.problems, whole.problems, "{at}");
             assert_eq!(read.long_lines, whole.long_lines, "{at}");
             assert_eq!(read.unreadable_blocks, whole.unreadable_blocks, "{at}");
+            assert_eq!(read.encoding, whole.encoding, "{at}");
         }
         in_pieces
     }
@@ -410,6 +421,35 @@ mod tests {
             with("device."),
             with("conf.")
         );
+    }
+
+    /// A seed transcript with CRLF line ends, colour codes, a line too long to read and no
+    /// final newline: cleaned and cut line by line, pieces read as the whole.
+    #[test]
+    fn crlf_colours_and_long_lines_read_in_pieces_as_whole() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let seed =
+            std::fs::read_to_string(root.join("fixtures/seeds/000_8f7f2e13e9bf4848.txt")).unwrap();
+        let mut text = String::new();
+        for (i, line) in seed.lines().enumerate() {
+            if i == 40 {
+                text.push_str(&"x".repeat(MAX_LINE_BYTES + 10));
+                text.push_str("\r\n");
+            }
+            if line.contains("#bytes") {
+                text.push_str("\x1b[1;32m");
+            }
+            text.push_str(line);
+            text.push_str("\r\n");
+        }
+        text.truncate(text.len() - 2);
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("crlf.txt");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(compare(&path, &[1, 3000, 70_000]), 3);
+        let whole = parse_bytes("crlf.txt", text.as_bytes());
+        assert_eq!(whole.long_lines, 1);
+        assert!(whole.runs.len() > 10);
     }
 
     #[test]
