@@ -164,9 +164,10 @@ fn in_order<I: Sync, T: Send>(
     let window = jobs * WINDOW_PER_JOB;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // The number of files the consumer has taken, and a wake-up for workers waiting on it.
-    let taken = (Mutex::new(0usize), Condvar::new());
-    let (tx, rx) = mpsc::sync_channel::<(usize, Result<T>)>(jobs);
+    // How far the consumer is, and a wake-up for workers waiting on it.
+    let taken = Window::default();
+    // Room for the whole window: a worker never blocks on sending, only on the window.
+    let (tx, rx) = mpsc::sync_channel::<(usize, Result<T>)>(window);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let tx = tx.clone();
@@ -176,12 +177,7 @@ fn in_order<I: Sync, T: Send>(
                 if i >= items.len() {
                     return;
                 }
-                {
-                    let mut done = taken.0.lock().expect("import window lock");
-                    while i >= *done + window && !stop.load(Ordering::SeqCst) {
-                        done = taken.1.wait(done).expect("import window lock");
-                    }
-                }
+                taken.wait_for((i + 1).saturating_sub(window), stop);
                 if stop.load(Ordering::SeqCst)
                     || tx.send((i, work(&items[i]))).is_err()
                 {
@@ -191,17 +187,66 @@ fn in_order<I: Sync, T: Send>(
         }
         drop(tx);
         let result = consume(rx, &taken, &mut take);
-        // Wake and stop any worker still waiting, whether the consumer finished or failed.
-        stop.store(true, Ordering::SeqCst);
-        taken.1.notify_all();
+        // Wake and stop any worker still waiting, whether the consumer finished or failed
+        // (under the lock, so no worker checks `stop` and then sleeps through the wake-up).
+        taken.stop(&stop);
         result
     })
+}
+
+/// How many items the consumer has taken, for workers that may not run too far ahead. A worker
+/// inside the window reads one atomic; only one outside it locks and sleeps, and the consumer
+/// makes the wake-up system call only when one sleeps (a per-item futex call cost more than a
+/// small file's parse on two cores).
+#[derive(Default)]
+struct Window {
+    taken: AtomicUsize,
+    sleeping: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+impl Window {
+    /// Returns once `at_least` items are taken, or `stop` is set.
+    fn wait_for(&self, at_least: usize, stop: &AtomicBool) {
+        if self.taken.load(Ordering::SeqCst) >= at_least {
+            return;
+        }
+        let mut guard = self.lock.lock().expect("import window lock");
+        self.sleeping.fetch_add(1, Ordering::SeqCst);
+        // Checked after announcing the sleep: the consumer then sees the sleeper, or this sees
+        // its progress (both orders are sequentially consistent).
+        while self.taken.load(Ordering::SeqCst) < at_least && !stop.load(Ordering::SeqCst) {
+            guard = self.wake.wait(guard).expect("import window lock");
+        }
+        self.sleeping.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Records that `n` items are taken, waking the workers that sleep on it.
+    fn set_taken(&self, n: usize) {
+        self.taken.store(n, Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    /// Stops every worker, sleeping or not.
+    fn stop(&self, stop: &AtomicBool) {
+        stop.store(true, Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    fn wake_sleepers(&self) {
+        if self.sleeping.load(Ordering::SeqCst) > 0 {
+            // Taking the lock waits for a sleeper between its check and its wait.
+            drop(self.lock.lock().expect("import window lock"));
+            self.wake.notify_all();
+        }
+    }
 }
 
 /// Takes the results in file order as they arrive.
 fn consume<T>(
     rx: mpsc::Receiver<(usize, Result<T>)>,
-    taken: &(Mutex<usize>, Condvar),
+    taken: &Window,
     take: &mut impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let mut waiting = BTreeMap::new();
@@ -211,8 +256,7 @@ fn consume<T>(
         while let Some(parsed) = waiting.remove(&want) {
             take(parsed?)?;
             want += 1;
-            *taken.0.lock().expect("import window lock") = want;
-            taken.1.notify_all();
+            taken.set_taken(want);
         }
     }
     Ok(())
