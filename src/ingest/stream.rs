@@ -303,7 +303,8 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
 
 /// Reads a file in pieces of `piece` bytes one after another, as one result: what
 /// [`super::parse_bytes`] gives for the whole file (the import reads the pieces on every core
-/// instead). `None` when the file is read whole (see [`plan`]).
+/// instead). `None` when the file is read whole (see [`plan`]). A file without a single run is
+/// read again whole, as the import does: that read says why it yields nothing.
 pub fn parse_in_pieces(
     source: &str,
     path: &Path,
@@ -326,6 +327,9 @@ pub fn parse_in_pieces(
         all.unreadable_blocks += r.unreadable_blocks;
     }
     all.problems.extend(rest);
+    if all.runs.is_empty() {
+        return Ok(Some(super::parse_bytes(source, &std::fs::read(path)?)));
+    }
     Ok(Some(all))
 }
 
@@ -450,6 +454,29 @@ mod tests {
         let whole = parse_bytes("crlf.txt", text.as_bytes());
         assert_eq!(whole.long_lines, 1);
         assert!(whole.runs.len() > 10);
+    }
+
+    /// Inputs the `read_in_pieces` fuzz target found: the first byte picks the piece size.
+    #[test]
+    fn fuzz_finds_read_in_pieces_as_whole() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/invalid");
+        let tmp = tempfile::tempdir().unwrap();
+        let mut found = 0;
+        for entry in std::fs::read_dir(root).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !name.starts_with("fuzz-read_in_pieces-") {
+                continue;
+            }
+            let input = std::fs::read(&path).unwrap();
+            let Some((&pick, bytes)) = input.split_first() else {
+                continue;
+            };
+            let file = tmp.path().join(&name);
+            std::fs::write(&file, bytes).unwrap();
+            found += compare(&file, &[1 + usize::from(pick) * 16]);
+        }
+        assert!(found > 0);
     }
 
     #[test]
