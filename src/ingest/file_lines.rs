@@ -28,11 +28,6 @@ impl<'a> FileLines<'a> {
         self.first + self.lines.len()
     }
 
-    /// The file index of the first line held.
-    pub fn first(&self) -> usize {
-        self.first
-    }
-
     /// The lines of a range of file indices (clamped to the lines held).
     pub fn slice(&self, range: Range<usize>) -> &'a [&'a str] {
         let lines: &'a [&'a str] = self.lines;

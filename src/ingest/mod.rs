@@ -92,6 +92,21 @@ pub struct FileResult {
     pub nothing: Option<Nothing>,
 }
 
+impl FileResult {
+    /// Takes the result of the next piece of the same file ([`stream`]) as a whole read lists
+    /// it: lines cut for their length first, then the other problems, each in file order.
+    pub fn append_piece(&mut self, mut next: FileResult) {
+        let rest = next.problems.split_off(next.long_lines);
+        let at = self.long_lines;
+        self.long_lines += next.problems.len();
+        self.problems.splice(at..at, next.problems);
+        self.problems.extend(rest);
+        self.runs.append(&mut next.runs);
+        self.unreadable_blocks += next.unreadable_blocks;
+        self.encoding = self.encoding.or(next.encoding);
+    }
+}
+
 /// Why a file yielded no run. Only [`Nothing::Unrecognised`] is a problem: a help text or a
 /// version banner is tool output read correctly, with nothing to store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

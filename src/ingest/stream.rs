@@ -313,20 +313,10 @@ pub fn parse_in_pieces(
     let Some(plan) = plan(source, path, piece)? else {
         return Ok(None);
     };
-    let mut all = FileResult {
-        encoding: Some("utf-8"),
-        ..FileResult::default()
-    };
-    let mut rest = Vec::new();
+    let mut all = FileResult::default();
     for p in &plan.pieces {
-        let mut r = parse_piece(source, &read_piece(path, p)?, p, &plan.facts);
-        rest.extend(r.problems.split_off(r.long_lines));
-        all.long_lines += r.problems.len();
-        all.problems.extend(r.problems);
-        all.runs.extend(r.runs);
-        all.unreadable_blocks += r.unreadable_blocks;
+        all.append_piece(parse_piece(source, &read_piece(path, p)?, p, &plan.facts));
     }
-    all.problems.extend(rest);
     if all.runs.is_empty() {
         return Ok(Some(super::parse_bytes(source, &std::fs::read(path)?)));
     }

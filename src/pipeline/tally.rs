@@ -49,9 +49,9 @@ impl<'c> Tally<'c> {
         self.runs += later.runs;
         self.rows += later.rows;
         self.failed.extend(later.failed);
-        match (&mut self.checker, later.checker) {
-            (Some(c), Some(l)) => c.merge(l),
-            (c, l) => *c = c.take().or(l),
+        // Every piece of a file is checked, or none is.
+        if let (Some(c), Some(l)) = (&mut self.checker, later.checker) {
+            c.merge(l);
         }
     }
 }
@@ -92,10 +92,8 @@ impl Imported {
 #[derive(Default)]
 pub struct Pieces<'c> {
     bytes: usize,
-    unreadable_blocks: usize,
-    /// Lines cut for their length, which a whole read lists first.
-    long_lines: Vec<Problem>,
-    problems: Vec<Problem>,
+    /// What the pieces held but their runs, as one file's ([`ingest::FileResult::append_piece`]).
+    read: ingest::FileResult,
     /// The counters file's problems, read with the first piece.
     sidecar: Option<Vec<Problem>>,
     tally: Option<Tally<'c>>,
@@ -105,17 +103,15 @@ impl<'c> Pieces<'c> {
     /// Takes the next piece; returns its runs.
     pub fn add(&mut self, p: Prepared<'c>) -> Vec<Run> {
         let mut result = p.result;
+        let runs = std::mem::take(&mut result.runs);
         self.bytes += p.bytes;
-        self.unreadable_blocks += result.unreadable_blocks;
-        let rest = result.problems.split_off(result.long_lines);
-        self.long_lines.extend(result.problems);
-        self.problems.extend(rest);
+        self.read.append_piece(result);
         self.sidecar.get_or_insert(p.sidecar);
         match &mut self.tally {
             Some(t) => t.merge(p.tally),
             None => self.tally = Some(p.tally),
         }
-        result.runs
+        runs
     }
 
     /// How many runs the pieces held.
@@ -126,9 +122,8 @@ impl<'c> Pieces<'c> {
     /// Counts the whole file in `out`, as a whole read would have.
     pub fn finish(self, out: &mut Imported) {
         out.bytes += self.bytes;
-        out.unreadable_blocks += self.unreadable_blocks;
-        out.problems.extend(self.long_lines);
-        out.problems.extend(self.problems);
+        out.unreadable_blocks += self.read.unreadable_blocks;
+        out.problems.extend(self.read.problems);
         out.problems.extend(self.sidecar.unwrap_or_default());
         if let Some(t) = self.tally {
             out.add_tally(t);
