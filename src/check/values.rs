@@ -54,6 +54,8 @@ pub fn check_run(run: &Run, platform: &Platform, config: &Config, out: &mut Vec<
     let limit = line_limit(run, platform);
     let perftest_like =
         run.tool == Tool::Perftest.as_str() || run.tool == Tool::LinkperfVerbs.as_str();
+    // Asked once per run, not per row: it looks up flags and searches the test name.
+    let bidirectional = bidirectional(run);
     for m in &run.measurements {
         not_a_number(run, m, out);
         let mixup = perftest_like && unit_mixup(run, m, limit, out);
@@ -61,7 +63,7 @@ pub fn check_run(run: &Run, platform: &Platform, config: &Config, out: &mut Vec<
             above_line_rate(run, m, limit, out);
         }
         // A unit mix-up explains the rate disagreement too: one finding, not two.
-        if perftest_like && !mixup && !bidirectional(run) {
+        if perftest_like && !mixup && !bidirectional {
             rate_size_mismatch(run, m, out);
         }
     }

@@ -31,9 +31,11 @@ crate::ingest::adapter::declare_parser!(Ibping, Ibping);
 
 /// Does a block without a command look like ibping output?
 pub fn detect(lines: &[&str]) -> bool {
-    lines
-        .iter()
-        .any(|l| PONG.is_match(l.trim()) || l.contains("ibping statistics ---"))
+    lines.iter().any(|l| {
+        let t = l.trim();
+        (t.starts_with("Pong from ") && PONG.is_match(t))
+            || (memchr::memchr(b'-', l.as_bytes()).is_some() && l.contains("ibping statistics ---"))
+    })
 }
 
 /// A MAD round trip through the HCA and the remote agent takes tens of microseconds at least.

@@ -19,6 +19,15 @@ crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
 
 /// Does a block without a command look like iperf3 output?
 pub fn detect(lines: &[&str]) -> bool {
+    // What each test below looks for appears in the line as printed: a block without any of
+    // them (most prose) is ruled out without looking for titles and timestamps per line.
+    static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"Connecting to host |iperf3: error|Accepted connection from |"intervals":|\{"event":|iperf Done\."#)
+            .expect("iperf3 markers")
+    });
+    if !lines.iter().any(|l| MARKERS.is_match(l)) {
+        return false;
+    }
     let title = title_of(lines);
     lines.iter().any(|l| {
         let t = strip_timestamp(strip_title(l, title)).trim();

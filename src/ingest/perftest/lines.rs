@@ -8,7 +8,7 @@ use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_while1};
 use nom::character::complete::{char, digit1, space0};
 use nom::combinator::{opt, recognize};
-use nom::sequence::{preceded, terminated};
+use nom::sequence::preceded;
 use nom::{IResult, Parser};
 use regex::Regex;
 use std::sync::LazyLock;
@@ -61,6 +61,10 @@ static TITLE: LazyLock<Regex> = LazyLock::new(|| {
 pub fn title(line: &str) -> Option<Title> {
     static TEST: LazyLock<memchr::memmem::Finder<'static>> =
         LazyLock::new(|| memchr::memmem::Finder::new("Test"));
+    // Every verb starts with `S`, `R` or `A`: most lines stop at their first letter.
+    if !line.trim_start().starts_with(['S', 'R', 'A']) {
+        return None;
+    }
     TEST.find(line.as_bytes())?;
     let c = TITLE.captures(line)?;
     let verb = match &c[1] {
@@ -114,16 +118,6 @@ const BANNER_KEYS: &[&str] = &[
     "NUMA node",
 ];
 
-/// The first word of each banner key, for a cheap first look at a line.
-static BANNER_FIRST_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let mut words: Vec<&'static str> = BANNER_KEYS
-        .iter()
-        .map(|k| k.split(' ').next().unwrap_or(k))
-        .collect();
-    words.dedup();
-    words
-});
-
 /// Keys that perftest prints in the second column of a two-column banner line.
 const SECOND_COLUMN_KEYS: &[&str] = &[
     "Device",
@@ -146,42 +140,64 @@ fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// Reads a banner line into (key, value) pairs: `Dual-port : OFF Device : mrdma0` gives two.
 /// Keys are returned in snake case (`dual_port`, `data_ex_method`).
 pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
-    if !line.as_bytes().contains(&b':') {
-        return None;
-    }
-    // Most lines that reach here are not banner lines: look at the first word before
-    // squashing (which allocates). A key's first word holds no space, so squashing keeps it.
+    // Asked of every banner line and of most prose: the cheap refusals first (no colon, no key
+    // whose first word starts the line) before squashing (which allocates). A key's first
+    // word holds no space, so squashing keeps it.
     let first = line.trim_start();
-    if !BANNER_FIRST_WORDS.iter().any(|w| first.starts_with(w)) {
+    let &lead = first.as_bytes().first()?;
+    let candidates = || BANNER_KEYS.iter().filter(move |k| k.as_bytes()[0] == lead);
+    let first_word = |k: &&'static str| -> &'static str { k.split(' ').next().unwrap_or(k) };
+    if memchr::memchr(b':', line.as_bytes()).is_none()
+        || !candidates().any(|k| first.starts_with(first_word(k)))
+    {
         return None;
     }
     // Copies from web pages collapse perftest's padding and TABs anyway: match that form.
     let text = crate::ingest::common::squash(line);
-    let (key, mut rest) = BANNER_KEYS
-        .iter()
-        .find_map(|k| Some((*k, after_key(&text, k)?)))?;
+    let (key, mut rest) = candidates().find_map(|k| Some((*k, after_key(&text, k)?)))?;
     let mut out = Vec::with_capacity(2);
     let mut key = key;
-    loop {
-        // The value ends where a second-column key starts (" Device :", " TOS :").
-        let next = rest.match_indices(' ').find_map(|(i, _)| {
+    while let Some((i, next_key, next_rest)) = second_column(rest) {
+        out.push((banner_snake_key(key), rest[..i].trim().to_string()));
+        key = next_key;
+        rest = next_rest;
+    }
+    out.push((banner_snake_key(key), rest.trim().to_string()));
+    Some(out)
+}
+
+/// A banner key's fact name ([`snake_key`]), worked out once per key rather than per line.
+fn banner_snake_key(key: &str) -> String {
+    static NAMES: LazyLock<Vec<(&'static str, String)>> =
+        LazyLock::new(|| BANNER_KEYS.iter().map(|k| (*k, snake_key(k))).collect());
+    NAMES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or_else(|| snake_key(key), |(_, name)| name.clone())
+}
+
+/// Which bytes start one of `keys`.
+fn first_bytes(keys: &[&str]) -> [bool; 256] {
+    let mut table = [false; 256];
+    for k in keys {
+        table[k.as_bytes()[0] as usize] = true;
+    }
+    table
+}
+
+/// Where the value of a banner pair ends because a second-column key starts (" Device :",
+/// " TOS :"): (the space before it, the key, the text after its colon).
+fn second_column(rest: &str) -> Option<(usize, &'static str, &str)> {
+    static FIRST_BYTES: LazyLock<[bool; 256]> = LazyLock::new(|| first_bytes(SECOND_COLUMN_KEYS));
+    let bytes = rest.as_bytes();
+    memchr::memchr_iter(b' ', bytes)
+        .filter(|&i| bytes.get(i + 1).is_some_and(|&b| FIRST_BYTES[b as usize]))
+        .find_map(|i| {
             let tail = &rest[i + 1..];
             SECOND_COLUMN_KEYS
                 .iter()
                 .find_map(|k| Some((i, *k, after_key(tail, k)?)))
-        });
-        match next {
-            Some((i, next_key, next_rest)) => {
-                out.push((snake_key(key), rest[..i].trim().to_string()));
-                key = next_key;
-                rest = next_rest;
-            }
-            None => {
-                out.push((snake_key(key), rest.trim().to_string()));
-                return Some(out);
-            }
-        }
-    }
+        })
 }
 
 /// `local address: LID 0000 QPN 0x000d PSN 0x98dc41` → ("local", rest).
@@ -330,8 +346,20 @@ pub fn header(line: &str) -> Option<Vec<Column>> {
     if !text.starts_with("#bytes") {
         return None;
     }
+    // The first bytes columns start with: other positions skip `column_at`'s prefix tests.
+    static STARTS: LazyLock<[bool; 256]> = LazyLock::new(|| {
+        let mut table = [false; 256];
+        for (words, _) in COLUMNS {
+            table[words[0].as_bytes()[0] as usize] = true;
+        }
+        table
+    });
     let mut cols = Vec::new();
     while let Some(c) = text.chars().next() {
+        if !STARTS[text.as_bytes()[0] as usize] {
+            text = &text[c.len_utf8()..];
+            continue;
+        }
         match column_at(text) {
             Some((col, rest)) => {
                 cols.push(col);
@@ -345,10 +373,8 @@ pub fn header(line: &str) -> Option<Vec<Column>> {
 
 /// A number as perftest prints it: `2`, `0.061539`, `11403.46`, `1e+06`, `-nan`, `inf`.
 fn number(input: &str) -> IResult<&str, &str> {
-    if input
-        .trim_start_matches('-')
-        .starts_with(['n', 'N', 'i', 'I'])
-    {
+    let signs = input.bytes().take_while(|&b| b == b'-').count();
+    if matches!(input.as_bytes().get(signs), Some(b'n' | b'N' | b'i' | b'I')) {
         return recognize(preceded(
             opt(char('-')),
             alt((tag_no_case("nan"), tag_no_case("inf"))),
@@ -375,19 +401,22 @@ pub struct Row<'a> {
 
 /// Reads ` 2          1000           0.061539            0.058761            3.672573`.
 pub fn row(line: &str) -> Option<Row<'_>> {
-    // `many1(terminated(number, space0))`, unrolled to size the vector once: this runs on
-    // every table row.
+    // `many1(terminated(number, space0))`, unrolled: this runs on every table row.
     let mut values = Vec::with_capacity(8);
-    let mut rest = line.trim_start_matches([' ', '\t']);
-    while let Ok((after, value)) = terminated(number, space0).parse(rest) {
+    let blanks = |s: &str| s.bytes().take_while(|&b| b == b' ' || b == b'\t').count();
+    let mut rest = &line[blanks(line)..];
+    while let Ok((after, value)) = number(rest) {
         values.push(value);
-        rest = after;
+        rest = &after[blanks(after)..];
     }
     if values.is_empty() {
         return None;
     }
     // The first value is the message size: an integer.
-    if values[0].contains(['.', 'e', 'E', '-', 'n', 'N']) {
+    if values[0]
+        .bytes()
+        .any(|b| matches!(b, b'.' | b'e' | b'E' | b'-' | b'n' | b'N'))
+    {
         return None;
     }
     let trailing = rest.trim();
