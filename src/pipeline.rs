@@ -34,11 +34,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     // The entry's type comes with the listing: no stat per file of a large tree.
     let mut entries = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list directory", dir.display()))?
-        .map(|e| e.map(|e| (e.path(), e.file_type())))
+        .map(|e| e.map(|e| (e.file_name(), e.path(), e.file_type())))
         .collect::<std::io::Result<Vec<_>>>()
         .with_context(|| format!("{}: cannot list directory", dir.display()))?;
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (p, kind) in entries {
+    // By name, which orders these paths (one parent) as comparing them whole would, without
+    // splitting both into components per comparison (a tenth of a small-file import).
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (_, p, kind) in entries {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.starts_with('.') {
             continue;

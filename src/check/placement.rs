@@ -9,6 +9,7 @@
 
 use super::Finding;
 use crate::model::Run;
+use std::ops::Bound;
 
 /// CPUs of a Linux CPU list (`0-3,8,10-11`); `None` for anything else.
 pub fn cpu_list(text: &str) -> Option<Vec<u32>> {
@@ -112,7 +113,18 @@ fn leading_number(text: &str) -> Option<f64> {
 }
 
 pub fn check_run(run: &Run, out: &mut Vec<Finding>) {
-    let fact = |k: &str| run.facts.get(&format!("device.pci.{k}")).map(String::as_str);
+    // Most runs have no PCI facts: then no key is built to look for one.
+    let has_pci = run
+        .facts
+        .range::<str, _>((Bound::Included("device.pci."), Bound::Unbounded))
+        .next()
+        .is_some_and(|(k, _)| k.starts_with("device.pci."));
+    let fact = |k: &str| {
+        has_pci
+            .then(|| run.facts.get(&["device.pci.", k].concat()))
+            .flatten()
+            .map(String::as_str)
+    };
     let device = run.device.as_deref().unwrap_or("the NIC");
     let mut push = |rule: &'static str, message: String| {
         out.push(Finding {
@@ -161,9 +173,10 @@ pub fn check_run(run: &Run, out: &mut Vec<Finding>) {
             None => {}
         }
     }
-    for (what, unit) in [("speed", ""), ("width", "x")] {
-        let current = fact(&format!("current_link_{what}"));
-        let max = fact(&format!("max_link_{what}"));
+    let links = if has_pci { &[("speed", ""), ("width", "x")][..] } else { &[] };
+    for &(what, unit) in links {
+        let current = fact(&["current_link_", what].concat());
+        let max = fact(&["max_link_", what].concat());
         if let (Some(c), Some(m)) = (current, max) {
             if let (Some(cv), Some(mv)) = (leading_number(c), leading_number(m)) {
                 if cv < mv {

@@ -81,7 +81,8 @@ pub fn help_or_version_text(lines: &[&str]) -> Option<Nothing> {
 /// Splits a command line into words, honouring single and double quotes.
 fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut cur = String::new();
+    // One buffer for every word, each copied out at its exact size (no regrowing per word).
+    let mut cur = String::with_capacity(line.len());
     let mut quote: Option<char> = None;
     let mut has = false;
     for c in line.chars() {
@@ -94,7 +95,8 @@ fn words(line: &str) -> Vec<String> {
             }
             (None, c) if c.is_whitespace() => {
                 if has || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
+                    out.push(cur.as_str().to_owned());
+                    cur.clear();
                     has = false;
                 }
             }

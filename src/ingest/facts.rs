@@ -53,7 +53,7 @@ impl FileFacts {
             {
                 for (k, v) in &self.qperf_conf {
                     run.facts
-                        .entry(format!("conf.{k}"))
+                        .entry(["conf.", k].concat())
                         .or_insert_with(|| v.clone());
                 }
             }
@@ -82,7 +82,7 @@ impl FileFacts {
             for (k, v) in facts {
                 if !matches!(k.as_str(), "device" | "mtu" | "link_type") {
                     run.facts
-                        .entry(format!("device.{k}"))
+                        .entry(["device.", k].concat())
                         .or_insert_with(|| v.clone());
                 }
             }

@@ -109,13 +109,17 @@ fn active_port(run: &Run) -> String {
     if !has_ports("port") && !has_ports("device.port") {
         return "port1".into();
     }
-    for n in 1..=8 {
+    // Keys by concatenation, not `format!`: resolving runs once per run of an import.
+    const PORTS: [&str; 8] = [
+        "port1", "port2", "port3", "port4", "port5", "port6", "port7", "port8",
+    ];
+    for port in PORTS {
         let state = run
             .facts
-            .get(&format!("port{n}.state"))
-            .or_else(|| run.facts.get(&format!("device.port{n}.state")));
+            .get(&[port, ".state"].concat())
+            .or_else(|| run.facts.get(&["device.", port, ".state"].concat()));
         if state.is_some_and(|s| s.to_ascii_uppercase().contains("ACTIVE")) {
-            return format!("port{n}");
+            return port.into();
         }
     }
     "port1".into()
@@ -148,10 +152,19 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
             }
         }
     }
+    // Device facts (`device.*`, from a listing in the same file) are looked for only in runs
+    // that have some: building the key per fact and run cost more than the rest of resolving.
+    let has_device_facts = run
+        .facts
+        .range::<str, _>((Bound::Included("device."), Bound::Unbounded))
+        .next()
+        .is_some_and(|(k, _)| k.starts_with("device."));
     let fact = |k: &str| {
-        run.facts
-            .get(k)
-            .or_else(|| run.facts.get(&format!("device.{k}")))
+        run.facts.get(k).or_else(|| {
+            has_device_facts
+                .then(|| run.facts.get(&["device.", k].concat()))
+                .flatten()
+        })
     };
     if let Some(v) = fact("vendor_id").and_then(|id| VENDOR_IDS.iter().find(|(i, _)| i == id)) {
         set(&mut p, "vendor", v.1, Source::BuiltIn);
@@ -160,7 +173,7 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
     if let Some(fw) = fact("fw_ver").or_else(|| fact("firmware_version")) {
         set(&mut p, "firmware", fw.clone(), Source::DeviceFacts);
     }
-    if let Some(rate) = fact(&format!("{}.rate_gbps", active_port(run))) {
+    if let Some(rate) = fact(&[active_port(run).as_str(), ".rate_gbps"].concat()) {
         set(&mut p, "link_speed_gbps", rate.clone(), Source::DeviceFacts);
     }
     if let Some(os) = run.facts.get("conf.loc_os") {
