@@ -6,7 +6,7 @@
 #      with one thread per core (-j 0): the scaling with cores,
 #   2. one large file (the corpus concatenated) and one of BIG_MB (default 1000) MB, read in
 #      pieces on every core: memory follows the largest command block, not the file,
-#   3. the iperf / qperf corpus on one thread, and
+#   3. the iperf / qperf corpus on one thread and on every core, and
 #   4. a full import into a fresh Parquet store (all cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,4 +61,5 @@ measure "parse one $size_mb MB file" "$total" "$bin" import --dry-run "$work/one
 measure "parse one $((big_total / 1000000)) MB file" "$big_total" "$bin" import --dry-run "$work/huge-file.txt"
 rm -f "$work/huge-file.txt"
 measure "parse iperf/qperf corpus, 1 thread" "$tcp_total" "$bin" import --dry-run -j 1 "$work/tcp"
+measure "parse iperf/qperf corpus, $cores threads" "$tcp_total" "$bin" import --dry-run -j 0 "$work/tcp"
 measure "import corpus into a Parquet store" "$total" "$bin" --store "$work/store" import "$work/corpus"

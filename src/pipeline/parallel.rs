@@ -2,7 +2,8 @@
 //! so an import stores, counts and reports the same whatever the thread count.
 //!
 //! Workers take file indices in order and run at most [`WINDOW_PER_JOB`] × jobs files ahead of
-//! the file the consumer waits for: a slow large file holds back the others' results, never lets
+//! the file the consumer waits for (the consumer is one of the workers: it parses while the
+//! file it hands over next is not ready, rather than sleep and be woken per file): a slow large file holds back the others' results, never lets
 //! them pile up, so memory stays bounded by the window's files. A large file is read in pieces
 //! ([`ingest::stream`]): its first pass runs on a worker like any file, then its pieces are
 //! parsed on every core, in the same window, and handed over in order.
@@ -169,7 +170,9 @@ fn in_order<I: Sync, T: Send>(
     // Room for the whole window: a worker never blocks on sending, only on the window.
     let (tx, rx) = mpsc::sync_channel::<(usize, Result<T>)>(window);
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
+        // The calling thread is the last worker: it parses whenever the item it hands over
+        // next is not ready, so it sleeps (and is woken) only when there is nothing to claim.
+        for _ in 1..jobs {
             let tx = tx.clone();
             let (next, stop, taken, work) = (&next, &stop, &taken, &work);
             scope.spawn(move || loop {
@@ -186,12 +189,26 @@ fn in_order<I: Sync, T: Send>(
             });
         }
         drop(tx);
-        let result = consume(rx, &taken, &mut take);
+        // Past the window only once every worker is gone (then nobody else parses).
+        let claim = |workers_gone: bool| {
+            let limit = if workers_gone { usize::MAX } else { taken.taken() + window };
+            claim_within(&next, items.len(), limit)
+        };
+        let result = consume(rx, &taken, claim, |i| work(&items[i]), &mut take);
         // Wake and stop any worker still waiting, whether the consumer finished or failed
         // (under the lock, so no worker checks `stop` and then sleeps through the wake-up).
         taken.stop(&stop);
         result
     })
+}
+
+/// Claims the next item for the calling thread if there is one before `limit` (the end of
+/// the window: the consumer must never wait for the window to move, as only it moves it).
+fn claim_within(next: &AtomicUsize, count: usize, limit: usize) -> Option<usize> {
+    next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |i| {
+        (i < count.min(limit)).then_some(i + 1)
+    })
+    .ok()
 }
 
 /// How many items the consumer has taken, for workers that may not run too far ahead. A worker
@@ -222,6 +239,10 @@ impl Window {
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
     }
 
+    fn taken(&self) -> usize {
+        self.taken.load(Ordering::SeqCst)
+    }
+
     /// Records that `n` items are taken, waking the workers that sleep on it.
     fn set_taken(&self, n: usize) {
         self.taken.store(n, Ordering::SeqCst);
@@ -243,21 +264,84 @@ impl Window {
     }
 }
 
-/// Takes the results in file order as they arrive.
+/// Takes the results in file order as they arrive; while the next one is not there, parses
+/// the items it can `claim` itself.
 fn consume<T>(
     rx: mpsc::Receiver<(usize, Result<T>)>,
     taken: &Window,
+    claim: impl Fn(bool) -> Option<usize>,
+    work: impl Fn(usize) -> Result<T>,
     take: &mut impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let mut waiting = BTreeMap::new();
     let mut want = 0;
-    for (i, parsed) in rx {
-        waiting.insert(i, parsed);
+    loop {
         while let Some(parsed) = waiting.remove(&want) {
             take(parsed?)?;
             want += 1;
             taken.set_taken(want);
         }
+        if let Ok((i, parsed)) = rx.try_recv() {
+            waiting.insert(i, parsed);
+        } else if let Some(i) = claim(false) {
+            waiting.insert(i, work(i));
+        } else if let Ok((i, parsed)) = rx.recv() {
+            waiting.insert(i, parsed);
+        } else if let Some(i) = claim(true) {
+            // Every worker is done (each sent what it claimed): the rest is this thread's.
+            waiting.insert(i, work(i));
+        } else if waiting.is_empty() {
+            return Ok(());
+        } else {
+            anyhow::bail!("import: the result of item {want} never arrived");
+        }
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Items handed over by `in_order` on `jobs` threads, stopping at an error.
+    fn run(count: usize, jobs: usize, fail_at: Option<usize>) -> (Vec<usize>, Result<()>) {
+        let items: Vec<usize> = (0..count).collect();
+        let mut seen = Vec::new();
+        let result = in_order(
+            &items,
+            jobs,
+            |&i| match fail_at {
+                Some(f) if i == f => anyhow::bail!("item {i} fails"),
+                // Uneven work, so results arrive out of order.
+                _ => Ok((0..(i % 7) * 1000).fold(i, |a, b| a.wrapping_add(b))),
+            },
+            |v| {
+                seen.push(v);
+                Ok(())
+            },
+        );
+        (seen, result)
+    }
+
+    #[test]
+    fn results_come_in_item_order_whatever_the_threads() {
+        let (one, r) = run(2000, 1, None);
+        assert!(r.is_ok());
+        for jobs in [2, 3, 8] {
+            let (many, r) = run(2000, jobs, None);
+            assert!(r.is_ok(), "{jobs} jobs");
+            assert_eq!(many, one, "{jobs} jobs");
+        }
+        // More threads than items, and no items at all.
+        assert_eq!(run(3, 8, None).0.len(), 3);
+        assert_eq!(run(0, 4, None).0.len(), 0);
+    }
+
+    #[test]
+    fn an_error_stops_the_hand_over_at_its_item() {
+        for jobs in [1, 2, 4] {
+            let (seen, r) = run(1000, jobs, Some(321));
+            assert_eq!(r.unwrap_err().to_string(), "item 321 fails");
+            assert_eq!(seen.len(), 321, "{jobs} jobs");
+        }
+    }
 }
