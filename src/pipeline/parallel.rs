@@ -2,9 +2,10 @@
 //! so an import stores, counts and reports the same whatever the thread count.
 //!
 //! Workers take file indices in order and run at most [`WINDOW_PER_JOB`] × jobs files ahead of
-//! the file the consumer waits for (the consumer is one of the workers: it parses while the
-//! file it hands over next is not ready, rather than sleep and be woken per file): a slow large file holds back the others' results, never lets
-//! them pile up, so memory stays bounded by the window's files. A large file is read in pieces
+//! the file the consumer waits for: a slow large file holds back the others' results, never
+//! lets them pile up, so memory stays bounded by the window's files. The consumer is one of the
+//! workers: it parses while the file it hands over next is not ready, rather than sleep and be
+//! woken per file (a wake-up cost more than a small file's parse). A large file is read in pieces
 //! ([`ingest::stream`]): its first pass runs on a worker like any file, then its pieces are
 //! parsed on every core, in the same window, and handed over in order.
 
