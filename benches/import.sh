@@ -8,6 +8,9 @@
 #      pieces on every core: memory follows the largest command block, not the file,
 #   3. the iperf / qperf corpus on one thread and on every core, and
 #   4. a full import into a fresh Parquet store (all cores).
+# REPEAT=N runs each case N times and prints the median; BASELINE=/path/to/linkperf runs each
+# case with that binary too, in turns with this build (before/after on a machine whose speed
+# drifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${SIZE_MB:-64}"
@@ -41,16 +44,29 @@ while [ "$tcp_total" -lt $((size_mb * 1000000 / 4)) ]; do
   done
 done
 
-measure() { # label, bytes, command...
+measure() { # label, bytes, command... (the command's first word is the linkperf binary)
   local label=$1 bytes=$2; shift 2
-  python3 - "$label" "$bytes" "$@" <<'PY'
-import resource, subprocess, sys, time
-label, nbytes, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-t = time.perf_counter()
-subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-dt = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(f"{label:<34} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss:7.1f} MiB")
+  python3 - "$label" "$bytes" "${BASELINE:-}" "${REPEAT:-1}" "$@" <<'PY'
+import os, resource, shutil, statistics, subprocess, sys, time
+label, nbytes, baseline, repeat, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+# With BASELINE, the other binary runs the same command, the two taking turns: this machine's
+# speed drifts from minute to minute, and turns share the drift.
+binaries = [(cmd[0], "")] + ([(baseline, " (baseline)")] if baseline else [])
+times = {b: [] for b, _ in binaries}
+rss = {b: 0.0 for b, _ in binaries}
+for _ in range(repeat):
+    for b, _ in binaries:
+        if "--store" in cmd:  # every store import starts from an empty store
+            shutil.rmtree(cmd[cmd.index("--store") + 1], ignore_errors=True)
+        t = time.perf_counter()
+        child = subprocess.Popen([b] + cmd[1:], stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        times[b].append(time.perf_counter() - t)
+        assert status == 0, f"{b} exited with status {status}"
+        rss[b] = max(rss[b], usage.ru_maxrss / 1024)
+for b, tag in binaries:
+    dt = statistics.median(times[b])
+    print(f"{label + tag:<45} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss[b]:7.1f} MiB")
 PY
 }
 cores=$(nproc)
