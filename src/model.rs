@@ -169,6 +169,20 @@ pub struct Run {
     pub counters: Vec<CounterDelta>,
 }
 
+impl Run {
+    /// Whether any fact's key starts with `prefix` (`device.`, `device.pci.`): one ordered
+    /// lookup, so a rule can skip building the keys it would look for.
+    pub fn has_facts_under(&self, prefix: &str) -> bool {
+        self.facts
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(prefix))
+    }
+}
+
 /// One counter's change across a run, from two reads on the run's host: before the test
 /// started and after it ended. Only counters that changed are kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,6 @@
 
 use super::Finding;
 use crate::model::Run;
-use std::ops::Bound;
 
 /// CPUs of a Linux CPU list (`0-3,8,10-11`); `None` for anything else.
 pub fn cpu_list(text: &str) -> Option<Vec<u32>> {
@@ -114,11 +113,7 @@ fn leading_number(text: &str) -> Option<f64> {
 
 pub fn check_run(run: &Run, out: &mut Vec<Finding>) {
     // Most runs have no PCI facts: then no key is built to look for one.
-    let has_pci = run
-        .facts
-        .range::<str, _>((Bound::Included("device.pci."), Bound::Unbounded))
-        .next()
-        .is_some_and(|(k, _)| k.starts_with("device.pci."));
+    let has_pci = run.has_facts_under("device.pci.");
     let fact = |k: &str| {
         has_pci
             .then(|| run.facts.get(&["device.pci.", k].concat()))

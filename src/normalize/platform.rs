@@ -12,7 +12,6 @@ use crate::config::{glob_match, Config};
 use crate::model::Run;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 /// Where a resolved value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -100,13 +99,7 @@ pub const PLATFORM_KEYS: &[&str] = &[
 /// The first port whose state is active (`PORT_ACTIVE (4)`, `Active`, `ACTIVE`), else port 1.
 fn active_port(run: &Run) -> String {
     // Runs without port facts (most of a large selection) skip the per-port lookups.
-    let has_ports = |prefix: &str| {
-        run.facts
-            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
-            .next()
-            .is_some_and(|(k, _)| k.starts_with(prefix))
-    };
-    if !has_ports("port") && !has_ports("device.port") {
+    if !run.has_facts_under("port") && !run.has_facts_under("device.port") {
         return "port1".into();
     }
     // Keys by concatenation, not `format!`: resolving runs once per run of an import.
@@ -154,11 +147,7 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
     }
     // Device facts (`device.*`, from a listing in the same file) are looked for only in runs
     // that have some: building the key per fact and run cost more than the rest of resolving.
-    let has_device_facts = run
-        .facts
-        .range::<str, _>((Bound::Included("device."), Bound::Unbounded))
-        .next()
-        .is_some_and(|(k, _)| k.starts_with("device."));
+    let has_device_facts = run.has_facts_under("device.");
     let fact = |k: &str| {
         run.facts.get(k).or_else(|| {
             has_device_facts
