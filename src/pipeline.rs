@@ -40,9 +40,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     // By name, which orders these paths (one parent) as comparing them whole would, without
     // splitting both into components per comparison (a tenth of a small-file import).
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    for (_, p, kind) in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') {
+    for (name, p, kind) in entries {
+        if name.to_str().unwrap_or("").starts_with('.') {
             continue;
         }
         // A link (or an entry whose type could not be read) is followed, as `is_dir` does.

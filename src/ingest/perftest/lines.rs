@@ -177,7 +177,7 @@ fn banner_snake_key(key: &str) -> String {
 }
 
 /// Which bytes start one of `keys`.
-fn first_bytes(keys: &[&str]) -> [bool; 256] {
+fn first_bytes<'k>(keys: impl IntoIterator<Item = &'k str>) -> [bool; 256] {
     let mut table = [false; 256];
     for k in keys {
         table[k.as_bytes()[0] as usize] = true;
@@ -188,7 +188,8 @@ fn first_bytes(keys: &[&str]) -> [bool; 256] {
 /// Where the value of a banner pair ends because a second-column key starts (" Device :",
 /// " TOS :"): (the space before it, the key, the text after its colon).
 fn second_column(rest: &str) -> Option<(usize, &'static str, &str)> {
-    static FIRST_BYTES: LazyLock<[bool; 256]> = LazyLock::new(|| first_bytes(SECOND_COLUMN_KEYS));
+    static FIRST_BYTES: LazyLock<[bool; 256]> =
+        LazyLock::new(|| first_bytes(SECOND_COLUMN_KEYS.iter().copied()));
     let bytes = rest.as_bytes();
     memchr::memchr_iter(b' ', bytes)
         .filter(|&i| bytes.get(i + 1).is_some_and(|&b| FIRST_BYTES[b as usize]))
@@ -347,13 +348,8 @@ pub fn header(line: &str) -> Option<Vec<Column>> {
         return None;
     }
     // The first bytes columns start with: other positions skip `column_at`'s prefix tests.
-    static STARTS: LazyLock<[bool; 256]> = LazyLock::new(|| {
-        let mut table = [false; 256];
-        for (words, _) in COLUMNS {
-            table[words[0].as_bytes()[0] as usize] = true;
-        }
-        table
-    });
+    static STARTS: LazyLock<[bool; 256]> =
+        LazyLock::new(|| first_bytes(COLUMNS.iter().map(|(words, _)| words[0])));
     let mut cols = Vec::new();
     while let Some(c) = text.chars().next() {
         if !STARTS[text.as_bytes()[0] as usize] {
