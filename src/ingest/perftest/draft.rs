@@ -3,6 +3,7 @@
 //! and test name.
 
 use super::lines::{self, Column};
+use crate::ingest::common::decimal;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -160,13 +161,14 @@ pub(super) fn measurement(
     };
     let mut unit = "usec";
     for (col, text) in cols.iter().zip(&row.values) {
-        let f = text.parse::<f64>().ok().filter(|v| v.is_finite());
+        // Parsed only for the columns that hold decimals.
+        let f = || decimal(text).filter(|v| v.is_finite());
         let int = || text.parse::<u64>().ok();
         let bw = |b: &lines::BwLabel| -> Result<Option<f64>, String> {
             let unit = b
                 .unit
                 .ok_or_else(|| format!("unknown perftest bandwidth unit {:?}", b.label))?;
-            Ok(f.map(|v| unit.to_gbps(v)))
+            Ok(f().map(|v| unit.to_gbps(v)))
         };
         match col {
             Column::Bytes => m.msg_size_bytes = int(),
@@ -180,20 +182,20 @@ pub(super) fn measurement(
                 unit = &u.label;
                 m.bw_avg_gbps = bw(u)?;
             }
-            Column::MsgRate => m.msg_rate_mpps = f,
+            Column::MsgRate => m.msg_rate_mpps = f(),
             Column::BwPort1(u) => m.bw_port1_gbps = bw(u)?,
-            Column::MsgRatePort1 => m.msg_rate_port1_mpps = f,
+            Column::MsgRatePort1 => m.msg_rate_port1_mpps = f(),
             Column::BwPort2(u) => m.bw_port2_gbps = bw(u)?,
-            Column::MsgRatePort2 => m.msg_rate_port2_mpps = f,
-            Column::CpuUtil => m.cpu_util_pct = f,
-            Column::TMin => m.lat_min_us = f,
-            Column::TMax => m.lat_max_us = f,
-            Column::TTypical => m.lat_typical_us = f,
-            Column::TAvg => m.lat_avg_us = f,
-            Column::TStdev => m.lat_stdev_us = f,
-            Column::P99 => m.lat_p99_us = f,
-            Column::P999 => m.lat_p999_us = f,
-            Column::Tps => m.tps = f,
+            Column::MsgRatePort2 => m.msg_rate_port2_mpps = f(),
+            Column::CpuUtil => m.cpu_util_pct = f(),
+            Column::TMin => m.lat_min_us = f(),
+            Column::TMax => m.lat_max_us = f(),
+            Column::TTypical => m.lat_typical_us = f(),
+            Column::TAvg => m.lat_avg_us = f(),
+            Column::TStdev => m.lat_stdev_us = f(),
+            Column::P99 => m.lat_p99_us = f(),
+            Column::P999 => m.lat_p999_us = f(),
+            Column::Tps => m.tps = f(),
         }
     }
     if m.msg_size_bytes.is_none() || m.iterations.is_none() {
