@@ -141,6 +141,25 @@ fn wrapper_value_opts(program: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Whether [`parse`] could find a program of [`tool_family`] in `raw`, told by its first word
+/// alone: a bare `# text` line is a prompt only when it runs a tool, and most are comments
+/// that need not be taken apart. True when unsure (a quoted or redirecting first word).
+pub fn may_run_a_tool(raw: &str) -> bool {
+    let before_pipe = raw.split('|').next().unwrap_or_default();
+    let Some(first) = before_pipe.split_whitespace().next() else {
+        return false;
+    };
+    if first.contains(['\'', '"'])
+        || first.starts_with('>')
+        || first.starts_with("2>")
+        || first == "&"
+    {
+        return true;
+    }
+    let program = basename(first);
+    wrapper_value_opts(program).is_some() || tool_family(program).is_some()
+}
+
 /// Parses a command line as typed after a prompt. Returns `None` for an empty line.
 pub fn parse(raw: &str) -> Option<CommandLine> {
     let raw = raw.trim();

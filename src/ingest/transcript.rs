@@ -70,7 +70,11 @@ pub fn prompt(line: &str) -> Option<Prompt> {
         .iter()
         .find_map(|p| cmd.strip_prefix(p))
         .map(str::trim_start);
-    let cmd = command::parse(named.unwrap_or(cmd))?;
+    let cmd = named.unwrap_or(cmd);
+    if !command::may_run_a_tool(cmd) {
+        return None;
+    }
+    let cmd = command::parse(cmd)?;
     command::tool_family(&cmd.program)?;
     Some(Prompt {
         host: None,
@@ -178,6 +182,41 @@ mod tests {
         assert_eq!(prog("# qperf 10.0.0.1 tcp_bw").as_deref(), Some("qperf"));
         let empty = prompt("[root@localhost ~]#").unwrap();
         assert_eq!(empty.command, None);
+    }
+
+    #[test]
+    fn only_commands_that_cannot_run_a_tool_are_turned_away_by_their_first_word() {
+        let mut texts = crate::ingest::fixture_lines_with(&["fixtures"], "");
+        texts.extend(
+            [
+                "ib_write_bw -a",
+                "\"ib_write_bw\" -a",
+                "'ib_read_lat'",
+                "> out.txt ib_write_bw -a",
+                "2>/dev/null iperf3 -c x",
+                "& qperf",
+                "numactl -i 1 ib_write_bw",
+                "/usr/bin/ib_write_bw -d mlx5_0",
+                "ib_write_bw|tee log",
+                "iperf3\u{3000}-c x",
+                "cat /etc/sysctl.conf",
+                "Uncomment the next line",
+                "|ib_write_bw",
+                "",
+            ]
+            .map(String::from),
+        );
+        let mut turned_away = 0;
+        for t in &texts {
+            let runs_a_tool = command::parse(t)
+                .and_then(|c| command::tool_family(&c.program))
+                .is_some();
+            if !command::may_run_a_tool(t) {
+                assert!(!runs_a_tool, "{t:?}");
+                turned_away += 1;
+            }
+        }
+        assert!(turned_away > 1000, "{turned_away}");
     }
 
     #[test]

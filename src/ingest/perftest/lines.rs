@@ -10,7 +10,6 @@ use nom::character::complete::{char, digit1, space0};
 use nom::combinator::{opt, recognize};
 use nom::sequence::preceded;
 use nom::{IResult, Parser};
-use regex::Regex;
 use std::sync::LazyLock;
 
 /// A line of at least 20 dashes (perftest's `RESULT_LINE` is 87 or 163, older builds 66); text
@@ -41,46 +40,8 @@ pub fn is_interrupt(line: &str) -> bool {
     line.trim_start().starts_with("^C")
 }
 
-/// The parsed test title, e.g. `RDMA_Write BW Test` or `Atomic FETCH_AND_ADD Latency Test`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Title {
-    pub text: String,
-    /// `send`, `write`, `read`, `atomic`.
-    pub verb: &'static str,
-    /// `bw` or `lat`.
-    pub kind: &'static str,
-    pub bidirectional: bool,
-}
-
-static TITLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(Send_imm|Send|RDMA_Write_imm|RDMA_Write|RDMA_Read|Atomic)\b(.*?)\b(BW|Latency)\b(.*)\bTest\s*$")
-        .expect("title regex")
-});
-
-/// Reads the banner title line.
-pub fn title(line: &str) -> Option<Title> {
-    static TEST: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new("Test"));
-    // Every verb starts with `S`, `R` or `A`: most lines stop at their first letter.
-    if !line.trim_start().starts_with(['S', 'R', 'A']) {
-        return None;
-    }
-    TEST.find(line.as_bytes())?;
-    let c = TITLE.captures(line)?;
-    let verb = match &c[1] {
-        "Send" | "Send_imm" => "send",
-        "RDMA_Write" | "RDMA_Write_imm" => "write",
-        "RDMA_Read" => "read",
-        _ => "atomic",
-    };
-    let kind = if &c[3] == "BW" { "bw" } else { "lat" };
-    Some(Title {
-        text: line.split_whitespace().collect::<Vec<_>>().join(" "),
-        verb,
-        kind,
-        bidirectional: c[2].contains("Bidirectional"),
-    })
-}
+mod title;
+pub use title::{title, Title};
 
 /// Banner keys perftest prints (`ctx_print_test_info`), across versions.
 const BANNER_KEYS: &[&str] = &[
