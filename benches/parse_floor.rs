@@ -5,8 +5,9 @@
 //!      run's lines and which cannot change (stored runs are deduplicated by it),
 //!   3. reading every number on every line (words split at blanks; those that start with a
 //!      digit read as the parsers read table cells, `ingest::common::decimal`),
-//!   4. `ingest::parse_bytes` on each transcript: the whole parse of a file into runs,
-//! each printed as MB/s of transcript text, then peak memory. A parse can be no faster than
+//!   4. `ingest::parse_bytes` on each transcript: the whole parse of a file into runs.
+//!
+//! Each is printed as MB/s of transcript text, then peak memory. A parse can be no faster than
 //! steps 2 and 3 together; how far it is from them is what the parser itself costs.
 //! Run with `cargo bench --bench parse_floor` (`SIZE_MB=N` for the corpus size, default 64).
 
