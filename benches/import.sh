@@ -67,15 +67,32 @@ for _ in range(repeat):
 for b, tag in binaries:
     dt = statistics.median(times[b])
     print(f"{label + tag:<45} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss[b]:7.1f} MiB")
+    if not tag:  # this build's median, for the scaling lines at the end
+        with open(os.environ["MEDIANS"], "a") as f:
+            f.write(f"{label}\t{dt}\n")
 PY
 }
+# Scaling with cores: this build's median on one thread over its median on all of them.
+scaling() { # label, one-thread case, all-cores case
+  python3 - "$@" <<'PY'
+import os, sys
+medians = dict(l.rstrip("\n").split("\t") for l in open(os.environ["MEDIANS"]))
+label, one, every = sys.argv[1:]
+print(f"scaling, {label:<40} {float(medians[one]) / float(medians[every]):5.2f}x on {os.cpu_count()} cores")
+PY
+}
+export MEDIANS="$work/medians.tsv"
 cores=$(nproc)
 echo "linkperf import benchmark ($i perftest files, $j iperf/qperf files, $cores cores, $profile profile)"
 measure "parse corpus, 1 thread" "$total" "$bin" import --dry-run -j 1 "$work/corpus"
 measure "parse corpus, $cores threads" "$total" "$bin" import --dry-run -j 0 "$work/corpus"
-measure "parse one $size_mb MB file" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
+measure "parse one $size_mb MB file, 1 thread" "$total" "$bin" import --dry-run -j 1 "$work/one-big-file.txt"
+measure "parse one $size_mb MB file, $cores threads" "$total" "$bin" import --dry-run "$work/one-big-file.txt"
 measure "parse one $((big_total / 1000000)) MB file" "$big_total" "$bin" import --dry-run "$work/huge-file.txt"
 rm -f "$work/huge-file.txt"
 measure "parse iperf/qperf corpus, 1 thread" "$tcp_total" "$bin" import --dry-run -j 1 "$work/tcp"
 measure "parse iperf/qperf corpus, $cores threads" "$tcp_total" "$bin" import --dry-run -j 0 "$work/tcp"
 measure "import corpus into a Parquet store" "$total" "$bin" --store "$work/store" import "$work/corpus"
+scaling "many perftest files" "parse corpus, 1 thread" "parse corpus, $cores threads"
+scaling "one $size_mb MB file" "parse one $size_mb MB file, 1 thread" "parse one $size_mb MB file, $cores threads"
+scaling "iperf/qperf files" "parse iperf/qperf corpus, 1 thread" "parse iperf/qperf corpus, $cores threads"
