@@ -5,14 +5,16 @@
 use linkperf::ingest::{parse_bytes, stream};
 
 libfuzzer_sys::fuzz_target!(|input: &[u8]| {
-    // The first byte picks the piece size: 1 (every block its own piece) to 4081 bytes.
+    // The first byte picks the piece size: 1 (every block its own piece) to 4081 bytes, and
+    // whether the first pass runs on one thread or two.
     let Some((&pick, bytes)) = input.split_first() else {
         return;
     };
     let piece = 1 + usize::from(pick) * 16;
     let path = std::env::temp_dir().join(format!("linkperf-fuzz-pieces-{}", std::process::id()));
     std::fs::write(&path, bytes).expect("temporary file");
-    let pieces = stream::parse_in_pieces("fuzz.txt", &path, piece).expect("readable");
+    let threads = 1 + usize::from(pick & 1);
+    let pieces = stream::parse_in_pieces("fuzz.txt", &path, piece, threads).expect("readable");
     let _ = std::fs::remove_file(&path);
     let Some(pieces) = pieces else {
         return; // read whole: nothing to compare

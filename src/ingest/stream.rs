@@ -61,12 +61,81 @@ pub struct Plan {
 struct ReadWhole;
 
 /// The first pass over the file at `path` (reported as `source`); `None` when the file is to be
-/// read whole (see the module's text) or holds a single piece.
-pub fn plan(source: &str, path: &Path, piece: usize) -> std::io::Result<Option<Plan>> {
+/// read whole (see the module's text) or holds a single piece. Every piece waits for it, so it
+/// uses up to `threads` threads: prompts are looked for on all of them, and the blocks that may
+/// give facts are read on another while the pass goes on.
+pub fn plan(
+    source: &str,
+    path: &Path,
+    piece: usize,
+    threads: usize,
+) -> std::io::Result<Option<Plan>> {
+    if threads <= 1 {
+        return first_pass(
+            source,
+            path,
+            piece,
+            1,
+            FactBlocks::Here(FileFacts::default()),
+        );
+    }
+    std::thread::scope(|scope| {
+        // The blocks of a chunk go over together (a hand-over per block cost a wake-up per
+        // block), and two chunks' at most are in flight: the pass runs a little ahead of the
+        // reader, never far with copies of blocks.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<FactBlock>>(2);
+        let reader = scope.spawn(move || {
+            let mut facts = FileFacts::default();
+            for b in rx.into_iter().flatten() {
+                b.read(source, &mut facts);
+            }
+            facts
+        });
+        // The pass owns the sender: when it returns, the reader ends.
+        let planned = first_pass(source, path, piece, threads, FactBlocks::There(tx));
+        let facts = reader
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        Ok(planned?.map(|plan| Plan { facts, ..plan }))
+    })
+}
+
+/// Where the first pass reads the blocks that may give facts: as it meets them, or on another
+/// thread, each sent with a copy of its lines.
+enum FactBlocks {
+    Here(FileFacts),
+    There(std::sync::mpsc::SyncSender<Vec<FactBlock>>),
+}
+
+/// A block that may give facts, with its lines and the one after it (a parser may look there).
+struct FactBlock {
+    block: transcript::Block,
+    lines: Vec<String>,
+}
+
+impl FactBlock {
+    fn read(&self, source: &str, facts: &mut FileFacts) {
+        let lines: Vec<&str> = self.lines.iter().map(String::as_str).collect();
+        read_facts(
+            source,
+            FileLines::starting_at(self.block.start, &lines),
+            &self.block,
+            facts,
+        );
+    }
+}
+
+fn first_pass(
+    source: &str,
+    path: &Path,
+    piece: usize,
+    threads: usize,
+    facts: FactBlocks,
+) -> std::io::Result<Option<Plan>> {
     let piece = piece.max(1);
     let mut file = std::fs::File::open(path)?;
     let mut buf = Vec::with_capacity(2 * piece);
-    let mut planner = Planner::new(source, piece);
+    let mut planner = Planner::new(source, piece, threads, facts);
     loop {
         // A block longer than a piece is read on at its own size, so re-reading what waits
         // costs time in proportion to the block, not its square.
@@ -115,22 +184,25 @@ fn starts_as_plain_text(head: &[u8]) -> bool {
 struct Planner<'s> {
     source: &'s str,
     piece_bytes: usize,
+    /// Threads to look for prompts on.
+    threads: usize,
     /// The file offset and line index of the first byte not yet taken.
     offset: u64,
     line: usize,
     /// Where the piece being built starts.
     piece: Piece,
     pieces: Vec<Piece>,
-    facts: FileFacts,
+    facts: FactBlocks,
     /// Whether anything but whitespace was seen (a blank file is read whole: it says why).
     text_seen: bool,
 }
 
 impl<'s> Planner<'s> {
-    fn new(source: &'s str, piece_bytes: usize) -> Planner<'s> {
+    fn new(source: &'s str, piece_bytes: usize, threads: usize, facts: FactBlocks) -> Planner<'s> {
         Planner {
             source,
             piece_bytes,
+            threads,
             offset: 0,
             line: 0,
             piece: Piece {
@@ -139,7 +211,7 @@ impl<'s> Planner<'s> {
                 lookahead_end: 0,
             },
             pieces: Vec::new(),
-            facts: FileFacts::default(),
+            facts,
             text_seen: false,
         }
     }
@@ -166,7 +238,7 @@ impl<'s> Planner<'s> {
         if self.offset == 0 && perftest::json::detect(&lines) {
             return Err(ReadWhole);
         }
-        let blocks = shifted(transcript::split(&lines), self.line);
+        let blocks = shifted(transcript::split_on(&lines, self.threads), self.line);
         let complete = if eof {
             blocks.len()
         } else {
@@ -180,6 +252,7 @@ impl<'s> Planner<'s> {
             .chain(memchr::memchr_iter(b'\n', chunk).map(|p| p + 1))
             .collect();
         let file = FileLines::starting_at(self.line, &lines);
+        let mut to_read = Vec::new();
         for block in &blocks[..complete] {
             // (The file's last line may have no newline: it then ends where the chunk does.)
             let at = |line: usize| {
@@ -187,11 +260,21 @@ impl<'s> Planner<'s> {
             };
             // A block's first line is whole in the chunk, so the start of the next one is there.
             self.piece_boundary(at(block.start), at(block.start + 1), block.start);
-            if gives_facts(file, block) {
-                let mut scratch = FileResult::default();
-                read_block(self.source, file, block, &mut scratch);
-                self.facts.add(&scratch.runs);
+            match &mut self.facts {
+                FactBlocks::Here(facts) => read_facts(self.source, file, block, facts),
+                FactBlocks::There(_) if facts_by_command(block) != Some(false) => {
+                    let lines = &file[block.start..(block.end + 1).min(file.end())];
+                    to_read.push(FactBlock {
+                        block: block.clone(),
+                        lines: lines.iter().map(|l| l.to_string()).collect(),
+                    });
+                }
+                FactBlocks::There(_) => {}
             }
+        }
+        if let (FactBlocks::There(reader), false) = (&self.facts, to_read.is_empty()) {
+            // The reader ends only with this pass.
+            let _ = reader.send(to_read);
         }
         let (used, used_lines) = match blocks.get(complete) {
             Some(waiting) => (starts[waiting.start - self.line], waiting.start - self.line),
@@ -229,7 +312,10 @@ impl<'s> Planner<'s> {
         self.pieces.push(self.piece);
         Some(Plan {
             pieces: self.pieces,
-            facts: self.facts,
+            facts: match self.facts {
+                FactBlocks::Here(facts) => facts,
+                FactBlocks::There(_) => FileFacts::default(), // the reader's, filled in by `plan`
+            },
         })
     }
 }
@@ -244,16 +330,30 @@ fn shifted(mut blocks: Vec<transcript::Block>, first: usize) -> Vec<transcript::
     blocks
 }
 
-/// Whether a block is read by a parser of device listings or qperf (whose `conf` applies to
-/// the file): by the tool its command names, else by what detection finds in it.
-fn gives_facts(lines: FileLines, block: &transcript::Block) -> bool {
-    let facts = |p: &&dyn adapter::Parser| matches!(p.family(), Tool::DevInfo | Tool::Qperf);
-    match block.command.as_ref().and_then(adapter::for_command) {
-        Some(p) => facts(&p),
-        None => adapter::detect(&lines[block.output_start..block.end])
+/// Takes the facts of a block read by a parser of device listings or qperf (whose `conf`
+/// applies to the file).
+fn read_facts(source: &str, lines: FileLines, block: &transcript::Block, facts: &mut FileFacts) {
+    let gives = facts_by_command(block).unwrap_or_else(|| {
+        adapter::detect(&lines[block.output_start..block.end])
             .iter()
-            .any(facts),
+            .any(gives_facts)
+    });
+    if gives {
+        let mut scratch = FileResult::default();
+        read_block(source, lines, block, &mut scratch);
+        facts.add(&scratch.runs);
     }
+}
+
+/// Whether a block gives facts by the tool its command names; `None` when it names none (what
+/// detection finds in it decides).
+fn facts_by_command(block: &transcript::Block) -> Option<bool> {
+    let parser = block.command.as_ref().and_then(adapter::for_command)?;
+    Some(gives_facts(&parser))
+}
+
+fn gives_facts(parser: &&dyn adapter::Parser) -> bool {
+    matches!(parser.family(), Tool::DevInfo | Tool::Qperf)
 }
 
 /// Reads the bytes of one piece of the file at `path`, and the line after it.
@@ -304,13 +404,15 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
 /// Reads a file in pieces of `piece` bytes one after another, as one result: what
 /// [`super::parse_bytes`] gives for the whole file (the import reads the pieces on every core
 /// instead). `None` when the file is read whole (see [`plan`]). A file without a single run is
-/// read again whole, as the import does: that read says why it yields nothing.
+/// read again whole, as the import does: that read says why it yields nothing. The first pass
+/// runs on up to `threads` threads.
 pub fn parse_in_pieces(
     source: &str,
     path: &Path,
     piece: usize,
+    threads: usize,
 ) -> std::io::Result<Option<FileResult>> {
-    let Some(plan) = plan(source, path, piece)? else {
+    let Some(plan) = plan(source, path, piece, threads)? else {
         return Ok(None);
     };
     let mut all = FileResult::default();
@@ -324,176 +426,4 @@ pub fn parse_in_pieces(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ingest::parse_bytes;
-
-    /// Reads `path` whole and in pieces of each size; returns how many reads were in pieces.
-    fn compare(path: &Path, sizes: &[usize]) -> usize {
-        let whole = parse_bytes(&path.display().to_string(), &std::fs::read(path).unwrap());
-        let mut in_pieces = 0;
-        let source = path.display().to_string();
-        for &piece in sizes {
-            let Some(plan) = plan(&source, path, piece).unwrap() else {
-                continue;
-            };
-            let pieces = plan.pieces;
-            let read = parse_in_pieces(&source, path, piece).unwrap().unwrap();
-            in_pieces += 1;
-            let size = std::fs::metadata(path).unwrap().len();
-            assert_eq!(pieces[0].bytes.start, 0);
-            assert_eq!(pieces.last().unwrap().bytes.end, size, "{path:?}");
-            for w in pieces.windows(2) {
-                assert_eq!(w[0].bytes.end, w[1].bytes.start, "{path:?}");
-                assert!(w[0].first_line < w[1].first_line, "{path:?}");
-            }
-            let at = format!("{} in pieces of {piece} bytes", path.display());
-            assert_eq!(read.runs.len(), whole.runs.len(), "{at}");
-            for (a, b) in read.runs.iter().zip(&whole.runs) {
-                if a != b {
-                    let (a, b) = (format!("{a:?}"), format!("{b:?}"));
-                    let i = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-                    let near =
-                        |s: &str| s[i.saturating_sub(200)..(i + 200).min(s.len())].to_string();
-                    panic!("{at}: a run differs\n{}\nwhole:\n{}", near(&a), near(&b));
-                }
-            }
-            assert_eq!(read.problems, whole.problems, "{at}");
-            assert_eq!(read.long_lines, whole.long_lines, "{at}");
-            assert_eq!(read.unreadable_blocks, whole.unreadable_blocks, "{at}");
-            assert_eq!(read.encoding, whole.encoding, "{at}");
-        }
-        in_pieces
-    }
-
-    #[test]
-    fn every_fixture_read_in_pieces_reads_as_a_whole_read() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
-        let in_pieces: usize = files.iter().map(|f| compare(f, &[1, 700, 64 * 1024])).sum();
-        // The transcripts of several commands (seeds, samples): the comparison ran on them.
-        assert!(in_pieces >= 12, "only {in_pieces} reads in pieces");
-    }
-
-    /// Every fixture that is plain UTF-8 in one transcript, each after a `cat` of it: blocks of
-    /// every tool read by content, device listings and qperf `conf` far from the runs they
-    /// describe, cut into pieces of many sizes.
-    #[test]
-    fn a_transcript_of_every_fixture_reads_in_pieces_as_whole() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
-        let mut transcript = Vec::new();
-        for f in &files {
-            let bytes = std::fs::read(f).unwrap();
-            let plain = std::str::from_utf8(&bytes).is_ok()
-                && !bytes.starts_with(b"\xef\xbb\xbf")
-                && !bytes.contains(&0);
-            if plain && !bytes.is_empty() {
-                let name = f.strip_prefix(root).unwrap().display();
-                transcript.extend(format!("[root@lab ~]# cat {name}\n").bytes());
-                transcript.extend(&bytes);
-                if !bytes.ends_with(b"\n") {
-                    transcript.push(b'\n');
-                }
-            }
-        }
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("all.txt");
-        std::fs::write(&path, &transcript).unwrap();
-        assert!(transcript.len() > 1_000_000, "{}", transcript.len());
-        let sizes = [1, 4096, 100_000, 1 << 20];
-        assert_eq!(compare(&path, &sizes), sizes.len());
-        // The file-wide facts were there to be carried across pieces.
-        let whole = parse_bytes("all.txt", &transcript);
-        let with = |prefix: &str| {
-            let has = |r: &&crate::model::Run| r.facts.keys().any(|k| k.starts_with(prefix));
-            whole.runs.iter().filter(has).count()
-        };
-        assert!(
-            with("device.") > 0 && with("conf.") > 0,
-            "{} {}",
-            with("device."),
-            with("conf.")
-        );
-    }
-
-    /// A seed transcript with CRLF line ends, colour codes, a line too long to read and no
-    /// final newline: cleaned and cut line by line, pieces read as the whole.
-    #[test]
-    fn crlf_colours_and_long_lines_read_in_pieces_as_whole() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let seed =
-            std::fs::read_to_string(root.join("fixtures/seeds/000_8f7f2e13e9bf4848.txt")).unwrap();
-        let mut text = String::new();
-        for (i, line) in seed.lines().enumerate() {
-            if i == 40 {
-                text.push_str(&"x".repeat(MAX_LINE_BYTES + 10));
-                text.push_str("\r\n");
-            }
-            if line.contains("#bytes") {
-                text.push_str("\x1b[1;32m");
-            }
-            text.push_str(line);
-            text.push_str("\r\n");
-        }
-        text.truncate(text.len() - 2);
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("crlf.txt");
-        std::fs::write(&path, &text).unwrap();
-        assert_eq!(compare(&path, &[1, 3000, 70_000]), 3);
-        let whole = parse_bytes("crlf.txt", text.as_bytes());
-        assert_eq!(whole.long_lines, 1);
-        assert!(whole.runs.len() > 10);
-    }
-
-    /// Inputs the `read_in_pieces` fuzz target found: the first byte picks the piece size.
-    #[test]
-    fn fuzz_finds_read_in_pieces_as_whole() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/invalid");
-        let tmp = tempfile::tempdir().unwrap();
-        let mut found = 0;
-        for entry in std::fs::read_dir(root).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if !name.starts_with("fuzz-read_in_pieces-") {
-                continue;
-            }
-            let input = std::fs::read(&path).unwrap();
-            let Some((&pick, bytes)) = input.split_first() else {
-                continue;
-            };
-            let file = tmp.path().join(&name);
-            std::fs::write(&file, bytes).unwrap();
-            found += compare(&file, &[1 + usize::from(pick) * 16]);
-        }
-        assert!(found > 0);
-    }
-
-    #[test]
-    fn what_a_whole_read_decodes_otherwise_is_read_whole() {
-        let tmp = tempfile::tempdir().unwrap();
-        let transcript = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds/000_8f7f2e13e9bf4848.txt"),
-        )
-        .unwrap();
-        let plan_of = |name: &str, bytes: &[u8]| {
-            let path = tmp.path().join(name);
-            std::fs::write(&path, bytes).unwrap();
-            plan(name, &path, 1000).unwrap().map(|p| p.pieces.len())
-        };
-        assert!(plan_of("plain.txt", &transcript).unwrap() > 10);
-        let with = |prefix: &[u8], suffix: &[u8]| [prefix, &transcript, suffix].concat();
-        // GB18030 for the whole file when any byte is not UTF-8.
-        assert_eq!(plan_of("gbk.txt", &with(b"", b"\xb7\xfe\xce\xf1\n")), None);
-        assert_eq!(plan_of("bom.txt", &with(b"\xef\xbb\xbf", b"")), None);
-        assert_eq!(plan_of("nul.txt", &with(b"", b"\0\n")), None);
-        assert_eq!(plan_of("blank.txt", &[b' '; 5000]), None);
-        // One block (no prompt at all): nothing to cut.
-        let bare: Vec<u8> = transcript
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.contains(&b'#') && !l.contains(&b'$'))
-            .flat_map(|l| [l, b"\n"].concat())
-            .collect();
-        assert_eq!(plan_of("bare.txt", &bare), None);
-    }
-}
+mod tests;

@@ -68,6 +68,7 @@ fn parse<T>(
 fn read_or_plan<T>(
     path: &Path,
     sizes: stream::Sizes,
+    threads: usize,
     prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
 ) -> Result<Read<T>> {
     let source = path.display().to_string();
@@ -76,7 +77,7 @@ fn read_or_plan<T>(
     let mut file = std::fs::File::open(path).with_context(cannot)?;
     let size = file.metadata().with_context(cannot)?.len();
     if size >= sizes.from {
-        if let Some(plan) = stream::plan(&source, path, sizes.piece).with_context(cannot)? {
+        if let Some(plan) = stream::plan(&source, path, sizes.piece, threads).with_context(cannot)? {
             let path = path.to_path_buf();
             return Ok(Read::InPieces { source, path, plan });
         }
@@ -125,7 +126,8 @@ pub fn parse_in_order<T: Send>(
     in_order(
         files,
         jobs,
-        |path| read_or_plan(path, sizes, prepare),
+        // A large file's first pass uses every core: its pieces wait for it.
+        |path| read_or_plan(path, sizes, threads(jobs), prepare),
         |read| match read {
             Read::Whole(t) => take(t, Part::Whole),
             Read::InPieces { source, path, plan } => {

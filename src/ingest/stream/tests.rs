@@ -1,0 +1,177 @@
+use super::*;
+use crate::ingest::parse_bytes;
+
+/// Reads `path` whole and in pieces of each size; returns how many reads were in pieces.
+fn compare(path: &Path, sizes: &[usize]) -> usize {
+    let whole = parse_bytes(&path.display().to_string(), &std::fs::read(path).unwrap());
+    let mut in_pieces = 0;
+    let source = path.display().to_string();
+    for (k, &piece) in sizes.iter().enumerate() {
+        // The first pass on one, two and three threads in turn.
+        let threads = 1 + k % 3;
+        let Some(plan) = plan(&source, path, piece, threads).unwrap() else {
+            continue;
+        };
+        let pieces = plan.pieces;
+        let read = parse_in_pieces(&source, path, piece, threads)
+            .unwrap()
+            .unwrap();
+        in_pieces += 1;
+        let size = std::fs::metadata(path).unwrap().len();
+        assert_eq!(pieces[0].bytes.start, 0);
+        assert_eq!(pieces.last().unwrap().bytes.end, size, "{path:?}");
+        for w in pieces.windows(2) {
+            assert_eq!(w[0].bytes.end, w[1].bytes.start, "{path:?}");
+            assert!(w[0].first_line < w[1].first_line, "{path:?}");
+        }
+        let at = format!(
+            "{} in pieces of {piece} bytes, first pass on {threads} threads",
+            path.display()
+        );
+        assert_eq!(read.runs.len(), whole.runs.len(), "{at}");
+        for (a, b) in read.runs.iter().zip(&whole.runs) {
+            if a != b {
+                let (a, b) = (format!("{a:?}"), format!("{b:?}"));
+                let i = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+                let near = |s: &str| s[i.saturating_sub(200)..(i + 200).min(s.len())].to_string();
+                panic!("{at}: a run differs\n{}\nwhole:\n{}", near(&a), near(&b));
+            }
+        }
+        assert_eq!(read.problems, whole.problems, "{at}");
+        assert_eq!(read.long_lines, whole.long_lines, "{at}");
+        assert_eq!(read.unreadable_blocks, whole.unreadable_blocks, "{at}");
+        assert_eq!(read.encoding, whole.encoding, "{at}");
+    }
+    in_pieces
+}
+
+#[test]
+fn every_fixture_read_in_pieces_reads_as_a_whole_read() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+    let in_pieces: usize = files.iter().map(|f| compare(f, &[1, 700, 64 * 1024])).sum();
+    // The transcripts of several commands (seeds, samples): the comparison ran on them.
+    assert!(in_pieces >= 12, "only {in_pieces} reads in pieces");
+}
+
+/// Every fixture that is plain UTF-8 in one transcript, each after a `cat` of it: blocks of
+/// every tool read by content, device listings and qperf `conf` far from the runs they
+/// describe, cut into pieces of many sizes.
+#[test]
+fn a_transcript_of_every_fixture_reads_in_pieces_as_whole() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+    let mut transcript = Vec::new();
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let plain = std::str::from_utf8(&bytes).is_ok()
+            && !bytes.starts_with(b"\xef\xbb\xbf")
+            && !bytes.contains(&0);
+        if plain && !bytes.is_empty() {
+            let name = f.strip_prefix(root).unwrap().display();
+            transcript.extend(format!("[root@lab ~]# cat {name}\n").bytes());
+            transcript.extend(&bytes);
+            if !bytes.ends_with(b"\n") {
+                transcript.push(b'\n');
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("all.txt");
+    std::fs::write(&path, &transcript).unwrap();
+    assert!(transcript.len() > 1_000_000, "{}", transcript.len());
+    let sizes = [1, 4096, 100_000, 1 << 20];
+    assert_eq!(compare(&path, &sizes), sizes.len());
+    // The file-wide facts were there to be carried across pieces.
+    let whole = parse_bytes("all.txt", &transcript);
+    let with = |prefix: &str| {
+        let has = |r: &&crate::model::Run| r.facts.keys().any(|k| k.starts_with(prefix));
+        whole.runs.iter().filter(has).count()
+    };
+    assert!(
+        with("device.") > 0 && with("conf.") > 0,
+        "{} {}",
+        with("device."),
+        with("conf.")
+    );
+}
+
+/// A seed transcript with CRLF line ends, colour codes, a line too long to read and no
+/// final newline: cleaned and cut line by line, pieces read as the whole.
+#[test]
+fn crlf_colours_and_long_lines_read_in_pieces_as_whole() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seed =
+        std::fs::read_to_string(root.join("fixtures/seeds/000_8f7f2e13e9bf4848.txt")).unwrap();
+    let mut text = String::new();
+    for (i, line) in seed.lines().enumerate() {
+        if i == 40 {
+            text.push_str(&"x".repeat(MAX_LINE_BYTES + 10));
+            text.push_str("\r\n");
+        }
+        if line.contains("#bytes") {
+            text.push_str("\x1b[1;32m");
+        }
+        text.push_str(line);
+        text.push_str("\r\n");
+    }
+    text.truncate(text.len() - 2);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("crlf.txt");
+    std::fs::write(&path, &text).unwrap();
+    assert_eq!(compare(&path, &[1, 3000, 70_000]), 3);
+    let whole = parse_bytes("crlf.txt", text.as_bytes());
+    assert_eq!(whole.long_lines, 1);
+    assert!(whole.runs.len() > 10);
+}
+
+/// Inputs the `read_in_pieces` fuzz target found: the first byte picks the piece size.
+#[test]
+fn fuzz_finds_read_in_pieces_as_whole() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/invalid");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut found = 0;
+    for entry in std::fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("fuzz-read_in_pieces-") {
+            continue;
+        }
+        let input = std::fs::read(&path).unwrap();
+        let Some((&pick, bytes)) = input.split_first() else {
+            continue;
+        };
+        let file = tmp.path().join(&name);
+        std::fs::write(&file, bytes).unwrap();
+        found += compare(&file, &[1 + usize::from(pick) * 16]);
+    }
+    assert!(found > 0);
+}
+
+#[test]
+fn what_a_whole_read_decodes_otherwise_is_read_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let transcript = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds/000_8f7f2e13e9bf4848.txt"),
+    )
+    .unwrap();
+    let plan_of = |name: &str, bytes: &[u8]| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        plan(name, &path, 1000, 2).unwrap().map(|p| p.pieces.len())
+    };
+    assert!(plan_of("plain.txt", &transcript).unwrap() > 10);
+    let with = |prefix: &[u8], suffix: &[u8]| [prefix, &transcript, suffix].concat();
+    // GB18030 for the whole file when any byte is not UTF-8.
+    assert_eq!(plan_of("gbk.txt", &with(b"", b"\xb7\xfe\xce\xf1\n")), None);
+    assert_eq!(plan_of("bom.txt", &with(b"\xef\xbb\xbf", b"")), None);
+    assert_eq!(plan_of("nul.txt", &with(b"", b"\0\n")), None);
+    assert_eq!(plan_of("blank.txt", &[b' '; 5000]), None);
+    // One block (no prompt at all): nothing to cut.
+    let bare: Vec<u8> = transcript
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.contains(&b'#') && !l.contains(&b'$'))
+        .flat_map(|l| [l, b"\n"].concat())
+        .collect();
+    assert_eq!(plan_of("bare.txt", &bare), None);
+}
