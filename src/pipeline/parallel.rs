@@ -123,11 +123,13 @@ pub fn parse_in_order<T: Send>(
     mut take: impl FnMut(T, Part) -> Result<()>,
 ) -> Result<()> {
     let prepare = &prepare;
+    // A large file's first pass uses every core: its pieces wait for it. (Asked once: the
+    // answer reads cgroup files.)
+    let first_pass_threads = threads(jobs);
     in_order(
         files,
         jobs,
-        // A large file's first pass uses every core: its pieces wait for it.
-        |path| read_or_plan(path, sizes, threads(jobs), prepare),
+        |path| read_or_plan(path, sizes, first_pass_threads, prepare),
         |read| match read {
             Read::Whole(t) => take(t, Part::Whole),
             Read::InPieces { source, path, plan } => {
