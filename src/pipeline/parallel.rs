@@ -83,7 +83,10 @@ fn read_or_plan<T>(
         }
     }
     let mut bytes = Vec::with_capacity(size as usize + 1);
-    std::io::Read::read_to_end(&mut file, &mut bytes).with_context(cannot)?;
+    // Through `Take`: `File`'s own `read_to_end` asks the size again (a stat and a seek per
+    // file), which the stat above already told.
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, u64::MAX), &mut bytes)
+        .with_context(cannot)?;
     drop(file);
     Ok(Read::Whole(parse(source, &bytes, prepare)))
 }
