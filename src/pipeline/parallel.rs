@@ -2,10 +2,12 @@
 //! so an import stores, counts and reports the same whatever the thread count.
 //!
 //! Workers take file indices in order and run at most [`WINDOW_PER_JOB`] × jobs files ahead of
-//! the file the consumer waits for: a slow large file holds back the others' results, never
-//! lets them pile up, so memory stays bounded by the window's files. The consumer is one of the
-//! workers: it parses while the file it hands over next is not ready, rather than sleep and be
-//! woken per file (a wake-up cost more than a small file's parse). A large file is read in pieces
+//! the file the consumer waits for, and stop claiming while the files parsed and not yet taken
+//! hold [`BYTES_PER_JOB`] × jobs of text: a slow large file holds back the others' results,
+//! never lets them pile up, so memory stays bounded by the window. The window is wide in files
+//! and narrow in bytes because a wake-up costs more than a small file's parse: with a few files
+//! in it, a thread slept and was woken every few files. The consumer is one of the workers: it
+//! parses while the file it hands over next is not ready. A large file is read in pieces
 //! ([`ingest::stream`]): its first pass runs on a worker like any file, then its pieces are
 //! parsed on every core, in the same window, and handed over in order.
 
@@ -18,7 +20,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 /// How many files per worker may be parsed ahead of the one the store writer takes next.
-const WINDOW_PER_JOB: usize = 2;
+const WINDOW_PER_JOB: usize = 64;
+
+/// How many bytes of text per worker may wait parsed for the store writer before workers stop
+/// claiming (the file the writer needs next is always claimed): two 1 MiB pieces of a large
+/// file, or a few hundred small files.
+const BYTES_PER_JOB: usize = 2 << 20;
 
 /// Which part of its file a result is.
 #[derive(Debug, Clone, Copy)]
@@ -35,7 +42,8 @@ pub enum Part<'a> {
 
 /// What a worker made of one file.
 enum Read<T> {
-    Whole(T),
+    /// The file, read whole, and its size.
+    Whole(T, usize),
     /// A large file's first pass: its pieces are parsed next.
     InPieces {
         source: String,
@@ -88,7 +96,8 @@ fn read_or_plan<T>(
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, u64::MAX), &mut bytes)
         .with_context(cannot)?;
     drop(file);
-    Ok(Read::Whole(parse(source, &bytes, prepare)))
+    let size = bytes.len();
+    Ok(Read::Whole(parse(source, &bytes, prepare), size))
 }
 
 /// Reads and parses one piece of a planned file, then hands it to `prepare`.
@@ -133,8 +142,13 @@ pub fn parse_in_order<T: Send>(
         files,
         jobs,
         |path| read_or_plan(path, sizes, first_pass_threads, prepare),
+        // A plan weighs nothing: its pieces are weighed as they are parsed.
+        |_, read| match read {
+            Read::Whole(_, size) => *size,
+            Read::InPieces { .. } => 0,
+        },
         |read| match read {
-            Read::Whole(t) => take(t, Part::Whole),
+            Read::Whole(t, _) => take(t, Part::Whole),
             Read::InPieces { source, path, plan } => {
                 let count = plan.pieces.len();
                 let mut index = 0;
@@ -142,6 +156,7 @@ pub fn parse_in_order<T: Send>(
                     &plan.pieces,
                     jobs,
                     |piece| read_piece(&source, &path, &plan, piece, prepare),
+                    |piece, _| (piece.bytes.end - piece.bytes.start) as usize,
                     |t| {
                         let part = Part::Piece {
                             index,
@@ -158,11 +173,12 @@ pub fn parse_in_order<T: Send>(
 }
 
 /// Runs `work` over `items` on `jobs` threads and hands the results to `take` in the items'
-/// order, at most a window of items ahead.
+/// order, at most a window of items ahead, and of `weight` (bytes of text) waiting.
 fn in_order<I: Sync, T: Send>(
     items: &[I],
     jobs: usize,
     work: impl Fn(&I) -> Result<T> + Sync,
+    weight: impl Fn(&I, &T) -> usize + Sync,
     mut take: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let jobs = threads(jobs).clamp(1, items.len().max(1));
@@ -174,35 +190,46 @@ fn in_order<I: Sync, T: Send>(
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     // How far the consumer is, and a wake-up for workers waiting on it.
-    let taken = Window::default();
+    let taken = Window::new(jobs * BYTES_PER_JOB);
+    let weighed = |i: usize| {
+        let parsed = work(&items[i]);
+        let w = parsed.as_ref().map_or(0, |t| weight(&items[i], t));
+        taken.add_waiting(w);
+        (parsed, w)
+    };
     // Room for the whole window: a worker never blocks on sending, only on the window.
-    let (tx, rx) = mpsc::sync_channel::<(usize, Result<T>)>(window);
+    let (tx, rx) = mpsc::sync_channel::<(usize, (Result<T>, usize))>(window);
     std::thread::scope(|scope| {
         // The calling thread is the last worker: it parses whenever the item it hands over
         // next is not ready, so it sleeps (and is woken) only when there is nothing to claim.
         for _ in 1..jobs {
             let tx = tx.clone();
-            let (next, stop, taken, work) = (&next, &stop, &taken, &work);
+            let (next, stop, taken, weighed) = (&next, &stop, &taken, &weighed);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 if i >= items.len() {
                     return;
                 }
-                taken.wait_for((i + 1).saturating_sub(window), stop);
-                if stop.load(Ordering::SeqCst)
-                    || tx.send((i, work(&items[i]))).is_err()
-                {
+                taken.wait_for(i, window, stop);
+                if stop.load(Ordering::SeqCst) || tx.send((i, weighed(i))).is_err() {
                     return;
                 }
             });
         }
         drop(tx);
-        // Past the window only once every worker is gone (then nobody else parses).
+        // Past the window only once every worker is gone (then nobody else parses); past the
+        // bytes only for the item it takes next.
         let claim = |workers_gone: bool| {
-            let limit = if workers_gone { usize::MAX } else { taken.taken() + window };
+            let limit = if workers_gone {
+                usize::MAX
+            } else if taken.full() {
+                taken.taken() + 1
+            } else {
+                taken.taken() + window
+            };
             claim_within(&next, items.len(), limit)
         };
-        let result = consume(rx, &taken, claim, |i| work(&items[i]), &mut take);
+        let result = consume(rx, &taken, claim, weighed, &mut take);
         // Wake and stop any worker still waiting, whether the consumer finished or failed
         // (under the lock, so no worker checks `stop` and then sleeps through the wake-up).
         taken.stop(&stop);
@@ -219,29 +246,49 @@ fn claim_within(next: &AtomicUsize, count: usize, limit: usize) -> Option<usize>
     .ok()
 }
 
-/// How many items the consumer has taken, for workers that may not run too far ahead. A worker
-/// inside the window reads one atomic; only one outside it locks and sleeps, and the consumer
-/// makes the wake-up system call only when one sleeps (a per-item futex call cost more than a
-/// small file's parse on two cores).
-#[derive(Default)]
+/// How many items the consumer has taken and how many bytes wait parsed, for workers that may
+/// not run too far ahead. A worker inside the window reads two atomics; only one outside it
+/// locks and sleeps, and the consumer makes the wake-up system call only when one sleeps (a
+/// per-item futex call cost more than a small file's parse on two cores).
 struct Window {
     taken: AtomicUsize,
+    /// Bytes of the items parsed and not yet taken, and how many may be.
+    waiting: AtomicUsize,
+    budget: usize,
     sleeping: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
 }
 
 impl Window {
-    /// Returns once `at_least` items are taken, or `stop` is set.
-    fn wait_for(&self, at_least: usize, stop: &AtomicBool) {
-        if self.taken.load(Ordering::SeqCst) >= at_least {
+    fn new(budget: usize) -> Window {
+        Window {
+            taken: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+            budget,
+            sleeping: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Whether item `i` may be parsed now: inside the window of `window` items, and either the
+    /// bytes waiting leave room or it is the item taken next.
+    fn admits(&self, i: usize, window: usize) -> bool {
+        let taken = self.taken.load(Ordering::SeqCst);
+        i < taken + window && (i == taken || !self.full())
+    }
+
+    /// Returns once item `i` may be parsed ([`Window::admits`]), or `stop` is set.
+    fn wait_for(&self, i: usize, window: usize, stop: &AtomicBool) {
+        if self.admits(i, window) {
             return;
         }
         let mut guard = self.lock.lock().expect("import window lock");
         self.sleeping.fetch_add(1, Ordering::SeqCst);
         // Checked after announcing the sleep: the consumer then sees the sleeper, or this sees
         // its progress (both orders are sequentially consistent).
-        while self.taken.load(Ordering::SeqCst) < at_least && !stop.load(Ordering::SeqCst) {
+        while !self.admits(i, window) && !stop.load(Ordering::SeqCst) {
             guard = self.wake.wait(guard).expect("import window lock");
         }
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
@@ -251,8 +298,18 @@ impl Window {
         self.taken.load(Ordering::SeqCst)
     }
 
-    /// Records that `n` items are taken, waking the workers that sleep on it.
-    fn set_taken(&self, n: usize) {
+    fn full(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) >= self.budget
+    }
+
+    fn add_waiting(&self, bytes: usize) {
+        self.waiting.fetch_add(bytes, Ordering::SeqCst);
+    }
+
+    /// Records that `n` items are taken, the last of `bytes`, waking the workers that sleep on
+    /// it.
+    fn set_taken(&self, n: usize, bytes: usize) {
+        self.waiting.fetch_sub(bytes, Ordering::SeqCst);
         self.taken.store(n, Ordering::SeqCst);
         self.wake_sleepers();
     }
@@ -275,19 +332,19 @@ impl Window {
 /// Takes the results in file order as they arrive; while the next one is not there, parses
 /// the items it can `claim` itself.
 fn consume<T>(
-    rx: mpsc::Receiver<(usize, Result<T>)>,
+    rx: mpsc::Receiver<(usize, (Result<T>, usize))>,
     taken: &Window,
     claim: impl Fn(bool) -> Option<usize>,
-    work: impl Fn(usize) -> Result<T>,
+    work: impl Fn(usize) -> (Result<T>, usize),
     take: &mut impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let mut waiting = BTreeMap::new();
     let mut want = 0;
     loop {
-        while let Some(parsed) = waiting.remove(&want) {
+        while let Some((parsed, bytes)) = waiting.remove(&want) {
             take(parsed?)?;
             want += 1;
-            taken.set_taken(want);
+            taken.set_taken(want, bytes);
         }
         if let Ok((i, parsed)) = rx.try_recv() {
             waiting.insert(i, parsed);
@@ -322,6 +379,8 @@ mod tests {
                 // Uneven work, so results arrive out of order.
                 _ => Ok((0..(i % 7) * 1000).fold(i, |a, b| a.wrapping_add(b))),
             },
+            // 0 to 4 MiB: the bytes waiting fill the budget often, some items on their own.
+            |&i, _| (i % 5) << 20,
             |v| {
                 seen.push(v);
                 Ok(())
