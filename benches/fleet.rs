@@ -4,17 +4,14 @@
 //! take. Run with `cargo bench --bench fleet` (`HOSTS=N` to change the size).
 
 mod common;
-use common::peak_rss_mib;
+use common::{env_usize, peak_rss_mib};
 
 use linkperf::fleet::{fit, Observation};
 use linkperf::runner::pattern::{schedule, Pattern};
 use std::time::Instant;
 
 fn main() {
-    let n: usize = std::env::var("HOSTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+    let n: usize = env_usize("HOSTS", 1000);
     let t = Instant::now();
     let slots = schedule(Pattern::AllPairs, n, false);
     let rounds = slots.iter().map(|s| s.round).max().unwrap_or(0);

@@ -12,7 +12,7 @@
 //! Run with `cargo bench --bench parse_floor` (`SIZE_MB=N` for the corpus size, default 64).
 
 mod common;
-use common::peak_rss_mib;
+use common::{env_usize, peak_rss_mib};
 
 use linkperf::ingest::common::decimal;
 use linkperf::ingest::{parse_bytes, ContentHash};
@@ -33,10 +33,7 @@ const SEEDS: [&str; 4] = [
 ];
 
 fn main() {
-    let size_mb: usize = std::env::var("SIZE_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64);
+    let size_mb: usize = env_usize("SIZE_MB", 64);
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let seeds: Vec<Vec<u8>> = SEEDS
         .iter()

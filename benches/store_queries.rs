@@ -4,7 +4,7 @@
 //! memory. Run with `cargo bench --bench store_queries` (`RUNS=N` to change the size).
 
 mod common;
-use common::peak_rss_mib;
+use common::{env_usize, peak_rss_mib};
 
 use linkperf::config::Config;
 use linkperf::ingest::parse_bytes;
@@ -14,10 +14,7 @@ use linkperf::store::Store;
 use std::time::Instant;
 
 fn main() {
-    let target: usize = std::env::var("RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+    let target: usize = env_usize("RUNS", 10_000);
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut templates = Vec::new();
     for (seed, platform) in [

@@ -12,3 +12,11 @@ pub fn peak_rss_mib() -> f64 {
         .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
+
+/// The number in environment variable `name`, or `default` when it is unset or not a number.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

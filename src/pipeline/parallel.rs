@@ -220,13 +220,7 @@ fn in_order<I: Sync, T: Send>(
         // Past the window only once every worker is gone (then nobody else parses); past the
         // bytes only for the item it takes next.
         let claim = |workers_gone: bool| {
-            let limit = if workers_gone {
-                usize::MAX
-            } else if taken.full() {
-                taken.taken() + 1
-            } else {
-                taken.taken() + window
-            };
+            let limit = if workers_gone { usize::MAX } else { taken.end(window) };
             claim_within(&next, items.len(), limit)
         };
         let result = consume(rx, &taken, claim, weighed, &mut take);
@@ -272,11 +266,19 @@ impl Window {
         }
     }
 
-    /// Whether item `i` may be parsed now: inside the window of `window` items, and either the
-    /// bytes waiting leave room or it is the item taken next.
-    fn admits(&self, i: usize, window: usize) -> bool {
+    /// One past the last item that may be parsed now: the window of `window` items after the
+    /// last taken, or only the item taken next while the bytes waiting fill the budget.
+    fn end(&self, window: usize) -> usize {
         let taken = self.taken.load(Ordering::SeqCst);
-        i < taken + window && (i == taken || !self.full())
+        if self.full() {
+            taken + 1
+        } else {
+            taken + window
+        }
+    }
+
+    fn admits(&self, i: usize, window: usize) -> bool {
+        i < self.end(window)
     }
 
     /// Returns once item `i` may be parsed ([`Window::admits`]), or `stop` is set.
@@ -294,10 +296,7 @@ impl Window {
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
     }
 
-    fn taken(&self) -> usize {
-        self.taken.load(Ordering::SeqCst)
-    }
-
+    /// Whether the bytes waiting fill the budget.
     fn full(&self) -> bool {
         self.waiting.load(Ordering::SeqCst) >= self.budget
     }

@@ -45,10 +45,7 @@ pub fn title(line: &str) -> Option<Title> {
     let (verb, middle, kind) = if line.is_ascii() {
         ascii_title(line)?
     } else {
-        let c = TITLE.captures(line)?;
-        let verb = VERBS.into_iter().find(|v| *v == &c[1])?;
-        let kind = if &c[3] == "BW" { "BW" } else { "Latency" };
-        (verb, c.get(2)?.as_str(), kind)
+        regex_title(line)?
     };
     Some(Title {
         text: squash(line),
@@ -61,6 +58,14 @@ pub fn title(line: &str) -> Option<Title> {
         kind: if kind == "BW" { "bw" } else { "lat" },
         bidirectional: middle.contains("Bidirectional"),
     })
+}
+
+/// `TITLE`'s reading of a line: (verb, the text between verb and kind, kind).
+fn regex_title(line: &str) -> Option<(&'static str, &str, &'static str)> {
+    let c = TITLE.captures(line)?;
+    let verb = VERBS.into_iter().find(|v| *v == &c[1])?;
+    let kind = if &c[3] == "BW" { "BW" } else { "Latency" };
+    Some((verb, c.get(2)?.as_str(), kind))
 }
 
 /// `TITLE` on an ASCII line, by hand (the regex's lazy middle cost a backtracking search per
@@ -102,14 +107,6 @@ fn ascii_title(line: &str) -> Option<(&'static str, &str, &'static str)> {
 mod tests {
     use super::*;
 
-    /// The regex's reading of a line, as `ascii_title` returns it.
-    fn by_regex(line: &str) -> Option<(&'static str, &str, &'static str)> {
-        let c = TITLE.captures(line)?;
-        let verb = VERBS.into_iter().find(|v| *v == &c[1])?;
-        let kind = if &c[3] == "BW" { "BW" } else { "Latency" };
-        Some((verb, c.get(2)?.as_str(), kind))
-    }
-
     #[test]
     fn titles_read_by_hand_as_the_regex_reads_them() {
         let mut lines = crate::ingest::fixture_lines_with(&["fixtures"], "Test");
@@ -143,7 +140,7 @@ mod tests {
             .map(String::from),
         );
         for l in lines.iter().filter(|l| l.is_ascii()) {
-            assert_eq!(ascii_title(l), by_regex(l), "{l:?}");
+            assert_eq!(ascii_title(l), regex_title(l), "{l:?}");
         }
     }
 
