@@ -38,6 +38,18 @@ impl FileFacts {
         }
     }
 
+    /// Takes the facts of a later part of the file, as [`FileFacts::add`] would have taken its
+    /// runs after those of this part.
+    pub fn merge(&mut self, later: FileFacts) {
+        for (key, listing) in later.devices {
+            let merged = self.devices.entry(key).or_default();
+            for (k, v) in listing {
+                merged.entry(k).or_insert(v);
+            }
+        }
+        self.qperf_conf.extend(later.qperf_conf);
+    }
+
     /// Copies device facts onto the benchmark runs of their device, under `device.` keys, and
     /// qperf `conf` onto the other qperf runs, under `conf.` keys; a fact already there wins.
     pub fn apply(&self, runs: &mut [Run]) {

@@ -15,7 +15,6 @@ pub mod iperf2;
 pub mod iperf3;
 pub mod perftest;
 pub mod qperf;
-mod shares;
 pub mod stream;
 pub mod sysfs;
 pub mod text;

@@ -119,17 +119,6 @@ fn plain_user_host(line: &str) -> Option<(&str, &str)> {
 
 /// Splits `lines` into blocks. Every line belongs to exactly one block.
 pub fn split(lines: &[&str]) -> Vec<Block> {
-    split_on(lines, 1)
-}
-
-/// [`split`], looking for prompts on up to `threads` threads (each line is a prompt or not by
-/// itself; the blocks are then cut in order).
-pub fn split_on(lines: &[&str], threads: usize) -> Vec<Block> {
-    let prompts = super::shares::in_shares(lines.len(), threads, |share| {
-        share
-            .filter_map(|i| Some((i, prompt(lines[i])?)))
-            .collect::<Vec<_>>()
-    });
     let mut blocks = Vec::new();
     let mut current = Block {
         start: 0,
@@ -138,18 +127,20 @@ pub fn split_on(lines: &[&str], threads: usize) -> Vec<Block> {
         host: None,
         command: None,
     };
-    for (i, p) in prompts.into_iter().flatten() {
-        current.end = i;
-        if current.end > current.start || current.command.is_some() {
-            blocks.push(current);
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(p) = prompt(line) {
+            current.end = i;
+            if current.end > current.start || current.command.is_some() {
+                blocks.push(current);
+            }
+            current = Block {
+                start: i,
+                end: i + 1,
+                output_start: i + 1,
+                host: p.host,
+                command: p.command,
+            };
         }
-        current = Block {
-            start: i,
-            end: i + 1,
-            output_start: i + 1,
-            host: p.host,
-            command: p.command,
-        };
     }
     current.end = lines.len();
     if current.end > current.start || current.command.is_some() {
@@ -300,15 +291,5 @@ mod tests {
             (b[2].start, b[2].end, b[2].host.as_deref()),
             (4, 6, Some("b"))
         );
-    }
-
-    #[test]
-    fn blocks_found_on_several_threads_are_those_found_on_one() {
-        let all = crate::ingest::fixture_lines_with(&["fixtures"], "");
-        let lines: Vec<&str> = all.iter().map(String::as_str).collect();
-        let one = format!("{:?}", split(&lines));
-        for threads in [2, 3, 7] {
-            assert_eq!(format!("{:?}", split_on(&lines, threads)), one, "{threads}");
-        }
     }
 }

@@ -1,22 +1,26 @@
 use super::*;
 use crate::ingest::parse_bytes;
 
-/// Reads `path` whole and in pieces of each size; returns how many reads were in pieces.
+/// Reads `path` whole and in pieces of each size, the first pass on one to five threads;
+/// returns how many sizes were read in pieces.
 fn compare(path: &Path, sizes: &[usize]) -> usize {
     let whole = parse_bytes(&path.display().to_string(), &std::fs::read(path).unwrap());
-    let mut in_pieces = 0;
     let source = path.display().to_string();
-    for (k, &piece) in sizes.iter().enumerate() {
-        // The first pass on one, two and three threads in turn.
-        let threads = 1 + k % 3;
-        let Some(plan) = plan(&source, path, piece, threads).unwrap() else {
+    let mut in_pieces = 0;
+    for &piece in sizes {
+        // The plan does not depend on how many threads made it.
+        let one = plan(&source, path, piece, 1).unwrap();
+        for threads in [2, 3, 5] {
+            let many = plan(&source, path, piece, threads).unwrap();
+            let at =
+                format!("{path:?} in pieces of {piece} bytes, first pass on {threads} threads");
+            assert_eq!(format!("{many:?}"), format!("{one:?}"), "{at}");
+        }
+        let Some(plan) = one else {
             continue;
         };
-        let pieces = plan.pieces;
-        let read = parse_in_pieces(&source, path, piece, threads)
-            .unwrap()
-            .unwrap();
         in_pieces += 1;
+        let pieces = plan.pieces;
         let size = std::fs::metadata(path).unwrap().len();
         assert_eq!(pieces[0].bytes.start, 0);
         assert_eq!(pieces.last().unwrap().bytes.end, size, "{path:?}");
@@ -24,10 +28,8 @@ fn compare(path: &Path, sizes: &[usize]) -> usize {
             assert_eq!(w[0].bytes.end, w[1].bytes.start, "{path:?}");
             assert!(w[0].first_line < w[1].first_line, "{path:?}");
         }
-        let at = format!(
-            "{} in pieces of {piece} bytes, first pass on {threads} threads",
-            path.display()
-        );
+        let read = parse_in_pieces(&source, path, piece, 1).unwrap().unwrap();
+        let at = format!("{} in pieces of {piece} bytes", path.display());
         assert_eq!(read.runs.len(), whole.runs.len(), "{at}");
         for (a, b) in read.runs.iter().zip(&whole.runs) {
             if a != b {
