@@ -10,7 +10,7 @@ use crate::model::{CommandLine, Run};
 use crate::store::{AddOutcome, Store};
 use crate::verbs::record::SessionInfo;
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use parallel::Part;
 use std::path::{Path, PathBuf};
 use tally::{Pieces, Prepared, Tally};
@@ -18,19 +18,32 @@ use tally::{Pieces, Prepared, Tally};
 /// Expands directories recursively into their files (hidden entries skipped), sorted for a
 /// deterministic order.
 pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
+    Ok(collect_inputs(paths)?.files)
+}
+
+/// The files of some paths ([`collect_files`]), and the directories listed to find them.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub files: Vec<PathBuf>,
+    /// Every directory whose files are all among `files` (hidden ones aside).
+    pub listed: HashSet<PathBuf>,
+}
+
+/// [`collect_files`], telling which directories were listed whole ([`Options::listed_dirs`]).
+pub fn collect_inputs(paths: &[PathBuf]) -> Result<Inputs> {
+    let mut out = Inputs::default();
     for p in paths {
         let meta = std::fs::metadata(p).with_context(|| format!("{}: cannot read", p.display()))?;
         if meta.is_dir() {
             walk(p, &mut out)?;
         } else {
-            out.push(p.clone());
+            out.files.push(p.clone());
         }
     }
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+fn walk(dir: &Path, out: &mut Inputs) -> Result<()> {
     // The entry's type comes with the listing: no stat per file of a large tree.
     let mut entries = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list directory", dir.display()))?
@@ -52,9 +65,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         if is_dir {
             walk(&p, out)?;
         } else {
-            out.push(p);
+            out.files.push(p);
         }
     }
+    out.listed.insert(dir.to_path_buf());
     Ok(())
 }
 
@@ -83,6 +97,10 @@ pub struct Options<'a> {
     /// When a large file is read in pieces, so memory follows its largest block rather than
     /// the file ([`ingest::stream`]); the result is the same either way.
     pub stream: ingest::stream::Sizes,
+    /// Directories whose files are all among those imported ([`Inputs::listed`]): a log there
+    /// has a counters file only if the files hold it, so none is looked for (an open that fails,
+    /// per file of a large tree). `None` looks beside every log.
+    pub listed_dirs: Option<&'a HashSet<PathBuf>>,
     /// Called after the batch is written and before it is published. A test-only seam: the
     /// crash test passes a hook that aborts the process there, as a killed import would die.
     pub before_commit: Option<fn()>,
@@ -108,8 +126,23 @@ pub struct Imported {
 }
 
 /// Imports `files` into the store at `store_dir` (see [`Mode`]).
-pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<Imported> {
-    let (files, sidecar_problems) = without_counters_files(files);
+pub fn import(store_dir: &Path, files_in: &[PathBuf], options: &Options) -> Result<Imported> {
+    let (files, sidecar_problems) = without_counters_files(files_in);
+    let sidecars: HashSet<&Path> = files_in
+        .iter()
+        .filter(|f| counters::is_sidecar(f))
+        .map(PathBuf::as_path)
+        .collect();
+    // Whether a log may have a counters file: not when its directory was listed without one.
+    let may_have_counters = |source: &str| {
+        let log = Path::new(source);
+        match (options.listed_dirs, log.parent()) {
+            (Some(listed), Some(dir)) if listed.contains(dir) => {
+                !sidecars.is_empty() && sidecars.contains(counters::sidecar_path(log).as_path())
+            }
+            _ => true,
+        }
+    };
     let files = &files[..];
     let mut tx = match options.mode {
         Mode::Store => Some(Store::open(store_dir, true)?.begin()?),
@@ -123,7 +156,11 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
     };
     let keep_runs = options.mode != Mode::DryRun;
     let prepare = |source: String, bytes: usize, mut result: ingest::FileResult| {
-        let sidecar = read_counters(&source, &mut result.runs);
+        let sidecar = if may_have_counters(&source) {
+            read_counters(&source, &mut result.runs)
+        } else {
+            Vec::new()
+        };
         let extra = options.file_labels.and_then(|m| m.get(&source));
         for r in &mut result.runs {
             r.labels

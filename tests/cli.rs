@@ -167,6 +167,7 @@ fn killed_import_leaves_store_readable() {
             check: None,
             file_labels: None,
             stream: Default::default(),
+            listed_dirs: None,
             before_commit: Some(|| std::process::abort()),
         };
         import(Path::new(&store), &[SEED_000.into()], &options).unwrap();

@@ -239,6 +239,14 @@ fn importing_a_log_reads_its_counters_file() {
         assert_eq!(r["counters_source"], LAB_COUNTERS);
         assert_eq!(r["source"], LAB_LOG);
     }
+    // Its directory imported: the log found by the listing reads the counters file the listing
+    // found beside it (a listed directory's logs look for none the listing did not hold).
+    let from_dir = tmp.path().join("from-dir");
+    // (The log and the note of how it was made: the counters file is read with the log.)
+    let out = text(&linkperf(&from_dir, &["import", "fixtures/counters"]));
+    assert!(out.contains("read 2 file(s)"), "{out}");
+    let dir_rows = export(&from_dir, "test=ib_write_bw");
+    assert_eq!(dir_rows, rows);
     // Given alone, a counters file is not a log.
     let out = linkperf(&store, &["import", LAB_COUNTERS]);
     assert!(

@@ -79,6 +79,7 @@ fn files_read_in_pieces_import_as_files_read_whole() {
             check: Some(&config),
             file_labels: None,
             stream,
+            listed_dirs: None,
             before_commit: None,
         };
         let imported = import(&store, &files, &options).unwrap();

@@ -6,14 +6,14 @@ use linkperf::ingest::{parse_bytes, stream};
 
 libfuzzer_sys::fuzz_target!(|input: &[u8]| {
     // The first byte picks the piece size: 1 (every block its own piece) to 4081 bytes, and
-    // whether the first pass runs on one thread or two.
+    // how many threads the first pass runs on (one to three).
     let Some((&pick, bytes)) = input.split_first() else {
         return;
     };
     let piece = 1 + usize::from(pick) * 16;
     let path = std::env::temp_dir().join(format!("linkperf-fuzz-pieces-{}", std::process::id()));
     std::fs::write(&path, bytes).expect("temporary file");
-    let threads = 1 + usize::from(pick & 1);
+    let threads = 1 + usize::from(pick % 3);
     let pieces = stream::parse_in_pieces("fuzz.txt", &path, piece, threads).expect("readable");
     let _ = std::fs::remove_file(&path);
     let Some(pieces) = pieces else {

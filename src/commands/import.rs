@@ -15,7 +15,7 @@ pub fn run(
     let labels = super::shared::parse_labels(&args.labels)?;
     // Only for findings: a broken project file must not block an import.
     let config = config.unwrap_or_default();
-    let files = pipeline::collect_files(&args.paths)?;
+    let inputs = pipeline::collect_inputs(&args.paths)?;
     // --strict and --dry-run decide before anything is written.
     let mode = match (args.dry_run, args.strict) {
         (true, _) => Mode::DryRun,
@@ -24,7 +24,7 @@ pub fn run(
     };
     let imported = pipeline::import(
         store_dir,
-        &files,
+        &inputs.files,
         &pipeline::Options {
             labels: &labels,
             mode,
@@ -32,6 +32,7 @@ pub fn run(
             check: Some(&config),
             file_labels: None,
             stream: Default::default(),
+            listed_dirs: Some(&inputs.listed),
             before_commit: None,
         },
     )?;

@@ -88,6 +88,7 @@ fn import_logs(
             check: Some(config),
             file_labels: Some(&file_labels),
             stream: Default::default(),
+            listed_dirs: None,
             before_commit: None,
         },
     )

@@ -90,10 +90,11 @@ fn read_or_plan<T>(
             return Ok(Read::InPieces { source, path, plan });
         }
     }
-    let mut bytes = Vec::with_capacity(size as usize + 1);
-    // Through `Take`: `File`'s own `read_to_end` asks the size again (a stat and a seek per
-    // file), which the stat above already told.
-    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, u64::MAX), &mut bytes)
+    let mut bytes = Vec::with_capacity(size as usize);
+    // The file as it was when opened: its size then, through `Take`. `File`'s own `read_to_end`
+    // asks the size again (a stat and a seek per file), and reading on to the end costs one
+    // more read per file, which returns nothing unless the file grew meanwhile.
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, size), &mut bytes)
         .with_context(cannot)?;
     drop(file);
     let size = bytes.len();
