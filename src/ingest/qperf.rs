@@ -17,6 +17,64 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("qperf value regex")
 });
 
+/// A numeric qperf value taken apart: `1.2 million/sec`, `64 KB (65,536)`, `-3 us`.
+#[derive(Debug, PartialEq)]
+struct Value<'a> {
+    num: &'a str,
+    word: Option<&'a str>,
+    unit: &'a str,
+    exact: Option<&'a str>,
+}
+
+/// Reads a value as `VALUE` reads it (by hand on ASCII text, where that regex costs a
+/// backtracking search per value); `None` for a text value.
+fn value_parts(value: &str) -> Option<Value<'_>> {
+    if !value.is_ascii() {
+        // `\d` and `\s` take non-ASCII digits and blanks too: the regex decides.
+        let c = VALUE.captures(value)?;
+        return Some(Value {
+            num: c.name("num")?.as_str(),
+            word: c.name("word").map(|w| w.as_str()),
+            unit: c.name("unit").map_or("", |u| u.as_str()),
+            exact: c.name("exact").map(|e| e.as_str()),
+        });
+    }
+    let b = value.as_bytes();
+    let digits_from = |i: usize| i + b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let sign = usize::from(value.starts_with('-'));
+    let run = sign
+        + b[sign..]
+            .iter()
+            .take_while(|&&c| c.is_ascii_digit() || c == b',')
+            .count();
+    // `[\d,]*\.?\d+`: a fraction if one follows the run, else the run to its last digit.
+    let num_end = if b.get(run) == Some(&b'.') && b.get(run + 1).is_some_and(u8::is_ascii_digit) {
+        digits_from(run + 1)
+    } else {
+        sign + b[sign..run].iter().rposition(u8::is_ascii_digit)? + 1
+    };
+    let rest = value[num_end..].trim_start();
+    let word = ["thousand", "million", "billion", "trillion"]
+        .into_iter()
+        .find(|w| rest.starts_with(w));
+    let tail = word.map_or(rest, |w| rest[w.len()..].trim_start());
+    // The unit holds no `(`: one may only open the exact count that ends the value.
+    let (unit, exact) = match tail.find('(') {
+        None => (tail, None),
+        Some(open) => {
+            let exact = tail[open + 1..].strip_suffix(')')?;
+            let ok = !exact.is_empty() && exact.bytes().all(|c| c.is_ascii_digit() || c == b',');
+            ok.then_some((&tail[..open], Some(exact)))?
+        }
+    };
+    Some(Value {
+        num: &value[..num_end],
+        word,
+        unit: unit.trim_end(),
+        exact,
+    })
+}
+
 /// `tcp_bw:`: a test name (a lowercase letter, then lowercase letters, digits and `_`) and a
 /// colon ending the line. Read by hand, as `^([a-z][a-z0-9_]*):\s*$` reads it: every line of
 /// a block is tried.
@@ -79,16 +137,15 @@ fn apply(
     value: &str,
     facts: &mut BTreeMap<String, String>,
 ) -> bool {
-    let Some(c) = VALUE.captures(value) else {
+    let Some(v) = value_parts(value) else {
         // Text values: `conf` keys, `loc_cpu = 20 Cores: Mixed CPUs`.
         facts.insert(key.to_string(), value.to_string());
         return true;
     };
-    let word = c.name("word").map(|w| w.as_str());
-    let Some(n) = qperf_count(&c["num"], word) else {
+    let Some(n) = qperf_count(v.num, v.word) else {
         return false;
     };
-    let unit = c["unit"].trim();
+    let unit = v.unit.trim();
     let ok = match key {
         "bw" | "recv_bw" => {
             m.raw_unit = unit.to_string();
@@ -105,9 +162,7 @@ fn apply(
             m.msg_rate_mpps.is_some()
         }
         "msg_size" => {
-            let exact = c
-                .name("exact")
-                .and_then(|e| e.as_str().replace(',', "").parse::<u64>().ok());
+            let exact = v.exact.and_then(|e| e.replace(',', "").parse::<u64>().ok());
             m.msg_size_bytes =
                 exact.or_else(|| qperf_size_bytes(n, unit).map(|b| b.round() as u64));
             m.msg_size_bytes.is_some()
@@ -328,5 +383,54 @@ mod tests {
             assert_eq!(key_value(line), want, "{line:?}");
         }
         assert!(pairs > 100, "{pairs}");
+    }
+
+    #[test]
+    fn values_read_by_hand_as_the_regex_reads_them() {
+        let mut values: Vec<String> = [
+            "1.2 GB/sec",
+            "64 KB (65,536)",
+            "64 KB  (65,536)",
+            "-3 us",
+            "1,234 us",
+            "1,234, us",
+            ",5 x",
+            "5. us",
+            ".5",
+            "-.5 ms",
+            "5million",
+            "5 millionaire",
+            "2 thousand (2,000)",
+            "7 (1a)",
+            "7 x (1) y",
+            "7 x ( 1)",
+            "7 ()",
+            "7 (1)(2)",
+            "1.2.3 GB",
+            "--5",
+            "-",
+            "abc",
+            "20 Cores: Mixed CPUs",
+            "3 ٣ us",
+            "4\u{3000}us",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for line in crate::ingest::fixture_lines_with(&["fixtures"], "=") {
+            values.extend(key_value(&line).map(|(_, v)| v.to_string()));
+        }
+        let mut numbers = 0;
+        for value in &values {
+            let want = VALUE.captures(value).map(|c| Value {
+                num: c.name("num").unwrap().as_str(),
+                word: c.name("word").map(|w| w.as_str()),
+                unit: c.name("unit").unwrap().as_str(),
+                exact: c.name("exact").map(|e| e.as_str()),
+            });
+            numbers += usize::from(want.is_some());
+            assert_eq!(value_parts(value), want, "{value:?}");
+        }
+        assert!(numbers > 100, "{numbers}");
     }
 }
