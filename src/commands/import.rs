@@ -5,6 +5,7 @@ use crate::cli::ImportArgs;
 use crate::exit::ExitStatus;
 use crate::pipeline::{self, Mode};
 use anyhow::{bail, Result};
+use std::fmt::Write;
 use std::path::Path;
 
 pub fn run(
@@ -63,39 +64,46 @@ pub fn run(
             store_dir.display()
         ),
     }
+    // One write for every list below: a line each cost a system call per file when many
+    // files have something to say.
+    let mut out = String::new();
     if !imported.failed.is_empty() {
-        println!(
+        writeln!(
+            out,
             "{} run(s) failed (stored with their error):",
             imported.failed.len()
-        );
+        )?;
         for f in &imported.failed {
-            println!("  {f}");
+            writeln!(out, "  {f}")?;
         }
     }
     if !imported.findings.is_empty() {
-        println!(
+        writeln!(
+            out,
             "{} finding(s) (values stored as read; `linkperf check` lists them again):",
             imported.findings.len()
-        );
+        )?;
         for f in &imported.findings {
-            println!("  {f}");
+            writeln!(out, "  {f}")?;
         }
     }
     if !imported.nothing.is_empty() {
-        println!("{} file(s) yielded no run:", imported.nothing.len());
+        writeln!(out, "{} file(s) yielded no run:", imported.nothing.len())?;
         for (file, why) in &imported.nothing {
-            println!("  {file}: {}", why.as_str());
+            writeln!(out, "  {file}: {}", why.as_str())?;
         }
     }
     if imported.unreadable_blocks > 0 || !problems.is_empty() {
-        println!(
+        writeln!(
+            out,
             "{} unreadable block(s); {} problem(s):",
             imported.unreadable_blocks,
             problems.len()
-        );
+        )?;
         for p in problems {
-            println!("  {p}");
+            writeln!(out, "  {p}")?;
         }
     }
+    print!("{out}");
     Ok(ExitStatus::Success)
 }
