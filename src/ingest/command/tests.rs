@@ -1,0 +1,93 @@
+use super::*;
+
+#[test]
+fn words_without_quotes_split_as_the_quote_reader_splits_them() {
+    let mut lines = crate::ingest::fixture_lines_with(&["fixtures"], "");
+    lines.extend(["a\u{3000}b\tc  d ", "", "   ", "-x\u{85}y"].map(String::from));
+    let mut checked = 0;
+    for line in lines.iter().filter(|l| !l.contains(['\'', '"'])) {
+        assert_eq!(words(line), quoted_words(line), "{line:?}");
+        checked += 1;
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+#[test]
+fn srun_is_a_wrapper() {
+    let c = parse(
+        "srun --nodelist lp1 --nodes=1 --ntasks=1 --overlap --quiet --quit-on-interrupt -- iperf3 -c 10.0.0.2 -p 5201",
+    )
+    .unwrap();
+    assert_eq!(c.program, "iperf3");
+    assert_eq!(c.peer.as_deref(), Some("10.0.0.2"));
+    assert!(c.wrappers[0].starts_with("srun --nodelist lp1"));
+}
+
+#[test]
+fn numactl_and_perftest_flags() {
+    let c =
+        parse("numactl -i 1 ib_write_bw -F -d mrdma0 -a -n 1000 -N --report_gbits 192.170.1.30")
+            .unwrap();
+    assert_eq!(c.wrappers, vec!["numactl -i 1"]);
+    assert_eq!(c.program, "ib_write_bw");
+    assert_eq!(c.flags["ib-dev"], "mrdma0");
+    assert_eq!(c.flags["iters"], "1000");
+    assert_eq!(c.flags["all"], "true");
+    assert_eq!(c.flags["noPeak"], "true");
+    assert_eq!(c.flags["CPU-freq"], "true");
+    assert_eq!(c.flags["report_gbits"], "true");
+    assert_eq!(c.peer.as_deref(), Some("192.170.1.30"));
+}
+
+#[test]
+fn a_multibyte_flag_character_is_read_not_split() {
+    // Mutation fuzzing found `&a[..2]` panicking on `-é…`: a byte slice inside a character.
+    let c = parse("ib_write_bw -éx -dé mlx5_0 -\u{fffd}").unwrap();
+    assert_eq!(c.flags["-é"], "true");
+    assert_eq!(c.flags["-x"], "true");
+    assert_eq!(c.flags["ib-dev"], "é");
+    assert_eq!(c.flags["-\u{fffd}"], "true");
+    assert_eq!(c.peer.as_deref(), Some("mlx5_0"));
+}
+
+#[test]
+fn abbreviated_report_gbit_and_peer_first() {
+    let c = parse("ib_send_bw -d hns_1 192.170.1.10 -a --report_gbit").unwrap();
+    assert_eq!(c.flags["report_gbits"], "true");
+    assert_eq!(c.peer.as_deref(), Some("192.170.1.10"));
+    let s = parse("ib_send_bw -d hns_1 -a --report_gbit").unwrap();
+    assert_eq!(s.peer, None);
+}
+
+#[test]
+fn taskset_and_pipe() {
+    let c = parse("taskset -c 16-23 iperf -c 192.170.1.110 -p 7000 -t 60 -i 1 -P 5 | grep SUM")
+        .unwrap();
+    assert_eq!(c.wrappers, vec!["taskset -c 16-23"]);
+    assert_eq!(c.program, "iperf");
+    assert_eq!(c.pipe.as_deref(), Some("grep SUM"));
+}
+
+#[test]
+fn qperf_host_and_tests() {
+    let c = parse("qperf -v -i mlx4_0:2 172.16.50.11 conf").unwrap();
+    assert_eq!(c.peer.as_deref(), Some("172.16.50.11"));
+    assert_eq!(c.flags["-i"], "mlx4_0:2");
+    assert_eq!(c.flags["tests"], "conf");
+    let c = parse("qperf 172.16.50.11 -oo msg_size:1:64K:*2 -vu tcp_lat").unwrap();
+    assert_eq!(c.flags["-oo"], "msg_size:1:64K:*2");
+    assert_eq!(c.flags["tests"], "tcp_lat");
+    let c = parse("iperf3 -c 127.0.0.1 -p 5201 -t 2 -P 2").unwrap();
+    assert_eq!(c.peer.as_deref(), Some("127.0.0.1"));
+}
+
+#[test]
+fn attached_values_and_long_equals() {
+    let c = parse("sudo ib_read_lat -s64 -x 3 --out_json_file=/tmp/r.json -q 4 host1").unwrap();
+    assert_eq!(c.wrappers, vec!["sudo"]);
+    assert_eq!(c.flags["size"], "64");
+    assert_eq!(c.flags["gid-index"], "3");
+    assert_eq!(c.flags["qp"], "4");
+    assert_eq!(c.flags["out_json_file"], "/tmp/r.json");
+    assert_eq!(c.peer.as_deref(), Some("host1"));
+}
