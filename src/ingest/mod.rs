@@ -20,7 +20,7 @@ pub mod sysfs;
 pub mod text;
 pub mod transcript;
 
-pub use draft::{ContentHash, RunDraft};
+pub use draft::{content_ids, ContentHash, RunDraft};
 
 use crate::model::Run;
 use adapter::{Block, Parser};
@@ -245,20 +245,24 @@ fn read_blocks(
     result: &mut FileResult,
 ) -> Option<Nothing> {
     let mut asked = None;
+    let mut ids = draft::Ids::default();
     for block in blocks {
-        asked = asked.or(read_block(source, lines, &block, result));
+        asked = asked.or(read_block(source, lines, &block, result, Some(&mut ids)));
     }
+    ids.finish(&mut result.runs);
     asked
 }
 
 /// Reads one command block with the parser its command names, or with every parser that
 /// recognises its content; a named block that yields nothing is a problem. Returns what a
-/// `--help`/`--version` command asked for, which yields no run by design.
+/// `--help`/`--version` command asked for, which yields no run by design. The runs get their
+/// ids from `ids` (none without: a block read only for its facts).
 fn read_block(
     source: &str,
     lines: FileLines,
     block: &transcript::Block,
     result: &mut FileResult,
+    mut ids: Option<&mut draft::Ids>,
 ) -> Option<Nothing> {
     let command = block.command.as_ref();
     let range = block.output_start..block.end;
@@ -306,15 +310,18 @@ fn read_block(
     let prompt_line = command.map(|_| block.start);
     result.runs.reserve(drafts.len());
     for (parser, draft) in drafts {
-        result.runs.push(draft::finish_run(
-            parser,
-            source,
-            lines,
-            block.host.clone(),
-            block.command.clone(),
-            prompt_line,
-            draft,
-        ));
+        let (host, command) = (block.host.clone(), block.command.clone());
+        let Some(ids) = ids.as_deref_mut() else {
+            let run =
+                draft::finish_run_without_id(parser, source, host, command, prompt_line, draft);
+            result.runs.push(run);
+            continue;
+        };
+        let (run, text) =
+            draft::finish_run_later(parser, source, lines, host, command, prompt_line, draft);
+        result.runs.push(run);
+        let index = result.runs.len() - 1;
+        ids.add(&mut result.runs, index, text);
     }
     None
 }

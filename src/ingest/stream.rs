@@ -92,7 +92,7 @@ fn read_facts(source: &str, lines: FileLines, block: &transcript::Block, facts: 
     });
     if gives {
         let mut scratch = FileResult::default();
-        read_block(source, lines, block, &mut scratch);
+        read_block(source, lines, block, &mut scratch, None);
         facts.add(&scratch.runs);
     }
 }
