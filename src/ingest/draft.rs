@@ -104,7 +104,7 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
 
 /// What the id of a run is the hash of: its test name (two runs read from the same lines, the
 /// qperf tests of one command, differ by it), its command line and its lines.
-fn id_text(command: Option<&CommandLine>, lines: FileLines, draft: &RunDraft) -> Vec<u8> {
+pub fn id_text(command: Option<&CommandLine>, lines: FileLines, draft: &RunDraft) -> Vec<u8> {
     let lines = &lines[draft.start..draft.end.min(lines.end())];
     let mut text = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + 64);
     if let Some(t) = draft.test.as_ref().or(draft.test_hint.as_ref()) {
@@ -230,22 +230,8 @@ pub fn finish_run(
     run
 }
 
-/// [`finish_run`], the id left to [`Ids`], given the text returned with the run.
-pub fn finish_run_later(
-    parser: &dyn Parser,
-    source: &str,
-    lines: FileLines,
-    host: Option<String>,
-    command: Option<CommandLine>,
-    prompt_line: Option<usize>,
-    draft: RunDraft,
-) -> (Run, Vec<u8>) {
-    let text = id_text(command.as_ref(), lines, &draft);
-    let run = finish_run_without_id(parser, source, host, command, prompt_line, draft);
-    (run, text)
-}
-
-/// [`finish_run`] without an id: for a run read only for its facts.
+/// [`finish_run`] without an id: one [`Ids`] gives it (from [`id_text`]), or none for a run
+/// read only for its facts.
 pub fn finish_run_without_id(
     parser: &dyn Parser,
     source: &str,

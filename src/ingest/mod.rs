@@ -310,18 +310,16 @@ fn read_block(
     let prompt_line = command.map(|_| block.start);
     result.runs.reserve(drafts.len());
     for (parser, draft) in drafts {
+        let text = ids
+            .is_some()
+            .then(|| draft::id_text(command, lines, &draft));
         let (host, command) = (block.host.clone(), block.command.clone());
-        let Some(ids) = ids.as_deref_mut() else {
-            let run =
-                draft::finish_run_without_id(parser, source, host, command, prompt_line, draft);
-            result.runs.push(run);
-            continue;
-        };
-        let (run, text) =
-            draft::finish_run_later(parser, source, lines, host, command, prompt_line, draft);
+        let run = draft::finish_run_without_id(parser, source, host, command, prompt_line, draft);
         result.runs.push(run);
-        let index = result.runs.len() - 1;
-        ids.add(&mut result.runs, index, text);
+        if let (Some(ids), Some(text)) = (ids.as_deref_mut(), text) {
+            let index = result.runs.len() - 1;
+            ids.add(&mut result.runs, index, text);
+        }
     }
     None
 }
