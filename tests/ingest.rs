@@ -570,6 +570,44 @@ fn an_ibping_rtt_line_alone_is_its_own_row() {
     assert_eq!(summary.lat_max_us, Some(900_015.0));
 }
 
+/// Found by the `read_in_pieces` fuzz target: an ibping reply whose time is no number
+/// (`time 0.22.6019 ms`) was stored as a not-a-number latency. It is a problem naming its line
+/// now, and the other replies and the statistics still read; a packet count beyond 64 bits
+/// (hand-made) is a problem too, not a count of 0.
+#[test]
+fn an_ibping_time_that_is_no_number_is_a_problem_not_a_row() {
+    let rel = "fixtures/invalid/fuzz-read_in_pieces-ibping-time-with-two-points.txt";
+    let input = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    let r = parse_bytes(rel, &input[1..]); // the first byte picks the fuzz target's piece size
+                                           // The client's run (`ibping -G … -c 10` at line 54; the server's at line 42 has no rows).
+    let ibping = r.runs.iter().find(|r| r.line == 54).unwrap();
+    let bad = "Pong from storage02.(none) (Lid 5): time 0.22.6019 ms";
+    assert!(ibping.measurements.iter().all(|m| m.raw_text != bad));
+    assert!(ibping
+        .measurements
+        .iter()
+        .all(|m| m.lat_avg_us.is_none_or(f64::is_finite)));
+    assert_eq!(ibping.measurements.len(), 10); // nine replies and the statistics
+    let problem = r.problems.iter().find(|p| p.line == 62).unwrap();
+    assert_eq!(
+        problem.message,
+        format!("ibping line not understood: {bad:?}")
+    );
+
+    let counts = "[root@node01 ~]# ibping -G 0x0002c90300b382a2 -c 10\n\
+                  Pong from node02 (Lid 5): time 0.019 ms\n\
+                  99999999999999999999999 packets transmitted, 1 received, 0% packet loss, time 5 ms\n";
+    let r = parse_bytes("counts.txt", counts.as_bytes());
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].line, 3);
+    assert!(r.problems[0]
+        .message
+        .starts_with("ibping packet count beyond 64 bits"));
+    let rows = &r.runs[0].measurements;
+    assert_eq!(rows.len(), 1);
+    assert!(rows.iter().all(|m| m.total.is_none()));
+}
+
 #[test]
 fn an_overlong_line_is_skipped_with_a_problem() {
     // A real table with one of its rows glued into a 100 KB line (a broken copy): the line is

@@ -14,16 +14,18 @@ use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+// Numbers are `digits[.digits]` as ibping prints them: a time such as `0.22.6019` is no number,
+// and its line goes to the problems rather than into a row as not-a-number.
 static PONG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^Pong from (?P<host>.+?) \((?P<addr>[^)]*)\): time (?P<ms>[\d.]+) ms")
+    Regex::new(r"^Pong from (?P<host>.+?) \((?P<addr>[^)]*)\): time (?P<ms>\d+(?:\.\d+)?) ms")
         .expect("pong regex")
 });
 static STATS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) received, (?P<loss>[\d.]+)% packet loss, time (?P<time>[\d.]+) ?ms")
+    Regex::new(r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) received, (?P<loss>\d+(?:\.\d+)?)% packet loss, time (?P<time>\d+(?:\.\d+)?) ?ms")
         .expect("stats regex")
 });
 static RTT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^rtt min/avg/max = (?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+) ms")
+    Regex::new(r"^rtt min/avg/max = (?P<min>\d+(?:\.\d+)?)/(?P<avg>\d+(?:\.\d+)?)/(?P<max>\d+(?:\.\d+)?) ms")
         .expect("rtt regex")
 });
 
@@ -55,7 +57,8 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             continue;
         }
         if let Some(c) = PONG.captures(t) {
-            let ms: f64 = c["ms"].parse().unwrap_or(f64::NAN);
+            // `digits[.digits]` always reads as a float (a very long one as infinity).
+            let ms: f64 = c["ms"].parse().unwrap_or(f64::INFINITY);
             facts.insert(
                 "target".to_string(),
                 format!("{} ({})", &c["host"], &c["addr"]),
@@ -73,9 +76,15 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
                 ..Measurement::default()
             });
         } else if let Some(c) = STATS.captures(t) {
+            let (Ok(tx), Ok(rx)) = (c["tx"].parse::<u64>(), c["rx"].parse::<u64>()) else {
+                problems.push(Problem::new(
+                    source,
+                    i as u32 + 1,
+                    format!("ibping packet count beyond 64 bits: {t:?}"),
+                ));
+                continue;
+            };
             has_summary = true;
-            let tx: u64 = c["tx"].parse().unwrap_or(0);
-            let rx: u64 = c["rx"].parse().unwrap_or(0);
             summary.line = i as u32 + 1;
             summary.raw_text = t.to_string();
             summary.total = Some(tx);
