@@ -20,7 +20,9 @@ libfuzzer_sys::fuzz_target!(|input: &[u8]| {
         return; // read whole: nothing to compare
     };
     let whole = parse_bytes("fuzz.txt", bytes);
-    assert_eq!(pieces.runs, whole.runs);
+    // Compared as printed: a value that is not a number (iperf's `nan%`, which the checks
+    // report) is the same in both reads but never equal to itself.
+    assert_eq!(format!("{:?}", pieces.runs), format!("{:?}", whole.runs));
     assert_eq!(pieces.problems, whole.problems);
     assert_eq!(pieces.long_lines, whole.long_lines);
     assert_eq!(pieces.unreadable_blocks, whole.unreadable_blocks);
