@@ -126,13 +126,8 @@ pub struct Imported {
 }
 
 /// Imports `files` into the store at `store_dir` (see [`Mode`]).
-pub fn import(store_dir: &Path, files_in: &[PathBuf], options: &Options) -> Result<Imported> {
-    let (files, sidecar_problems) = without_counters_files(files_in);
-    let sidecars: HashSet<&Path> = files_in
-        .iter()
-        .filter(|f| counters::is_sidecar(f))
-        .map(PathBuf::as_path)
-        .collect();
+pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<Imported> {
+    let (files, sidecars, sidecar_problems) = split_counters_files(files);
     // Whether a log may have a counters file: not when its directory was listed without one.
     let may_have_counters = |source: &str| {
         let log = Path::new(source);
@@ -230,17 +225,15 @@ pub fn import(store_dir: &Path, files_in: &[PathBuf], options: &Options) -> Resu
     Ok(out)
 }
 
-/// The inputs without counters files, which are read with their logs ([`read_counters`]); a
-/// counters file given without its log is a problem.
-fn without_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
-    let logs: std::collections::HashSet<PathBuf> = files
-        .iter()
-        .filter(|f| !counters::is_sidecar(f))
-        .map(|f| counters::sidecar_path(f))
-        .collect();
+/// The inputs split into logs and counters files, which are read with their logs
+/// ([`read_counters`]); a counters file given without its log is a problem.
+fn split_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, HashSet<&Path>, Vec<Problem>) {
+    let (sidecars, logs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        files.iter().partition(|f| counters::is_sidecar(f));
+    let beside_logs: HashSet<PathBuf> = logs.iter().map(|f| counters::sidecar_path(f)).collect();
     let mut problems = Vec::new();
-    for f in files.iter().filter(|f| counters::is_sidecar(f)) {
-        if !logs.contains(f) {
+    for f in &sidecars {
+        if !beside_logs.contains(*f) {
             problems.push(Problem::new(
                 &f.display().to_string(),
                 1,
@@ -249,12 +242,8 @@ fn without_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
             ));
         }
     }
-    let logs_only = files
-        .iter()
-        .filter(|f| !counters::is_sidecar(f))
-        .cloned()
-        .collect();
-    (logs_only, problems)
+    let logs = logs.into_iter().cloned().collect();
+    (logs, sidecars.into_iter().map(PathBuf::as_path).collect(), problems)
 }
 
 /// Gives the runs of `source` the counters that changed across them, from the counters file

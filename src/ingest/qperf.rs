@@ -26,18 +26,23 @@ struct Value<'a> {
     exact: Option<&'a str>,
 }
 
+/// A value as `VALUE` captures it; `None` for a text value.
+fn by_regex(value: &str) -> Option<Value<'_>> {
+    let c = VALUE.captures(value)?;
+    Some(Value {
+        num: c.name("num")?.as_str(),
+        word: c.name("word").map(|w| w.as_str()),
+        unit: c.name("unit").map_or("", |u| u.as_str()),
+        exact: c.name("exact").map(|e| e.as_str()),
+    })
+}
+
 /// Reads a value as `VALUE` reads it (by hand on ASCII text, where that regex costs a
 /// backtracking search per value); `None` for a text value.
 fn value_parts(value: &str) -> Option<Value<'_>> {
     if !value.is_ascii() {
         // `\d` and `\s` take non-ASCII digits and blanks too: the regex decides.
-        let c = VALUE.captures(value)?;
-        return Some(Value {
-            num: c.name("num")?.as_str(),
-            word: c.name("word").map(|w| w.as_str()),
-            unit: c.name("unit").map_or("", |u| u.as_str()),
-            exact: c.name("exact").map(|e| e.as_str()),
-        });
+        return by_regex(value);
     }
     let b = value.as_bytes();
     let digits_from = |i: usize| i + b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
@@ -422,12 +427,7 @@ mod tests {
         }
         let mut numbers = 0;
         for value in &values {
-            let want = VALUE.captures(value).map(|c| Value {
-                num: c.name("num").unwrap().as_str(),
-                word: c.name("word").map(|w| w.as_str()),
-                unit: c.name("unit").unwrap().as_str(),
-                exact: c.name("exact").map(|e| e.as_str()),
-            });
+            let want = by_regex(value);
             numbers += usize::from(want.is_some());
             assert_eq!(value_parts(value), want, "{value:?}");
         }
