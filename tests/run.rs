@@ -1,21 +1,14 @@
 //! `linkperf run` for real on loopback: iperf 2, iperf3 and qperf run between two processes on
 //! 127.0.0.1, their raw logs are kept, imported, and the stored numbers are the printed ones.
 //! `.ci/run` installs the tools; without them these tests fail rather than pass vacuously.
+//! Each test has its own ports, below Linux's ephemeral range (32768–60999): a port in that range
+//! can be taken by any outgoing connection of a test running alongside (it failed CI once).
 
 mod common;
-use common::{linkperf, text};
+use common::{linkperf, run_dir, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn run_dir(runs: &Path) -> PathBuf {
-    std::fs::read_dir(runs)
-        .unwrap()
-        .next()
-        .expect("a run directory")
-        .unwrap()
-        .path()
-}
 
 #[test]
 fn loopback_suite_end_to_end() {
@@ -40,7 +33,7 @@ fn loopback_suite_end_to_end() {
             "--runs-dir",
             runs.to_str().unwrap(),
             "--base-port",
-            "47300",
+            "27300",
             "--label",
             "platform=loopback",
         ],
@@ -157,7 +150,7 @@ fn a_failing_test_is_recorded_and_the_suite_goes_on() {
             "--runs-dir",
             runs.to_str().unwrap(),
             "--base-port",
-            "47400",
+            "27400",
             "--no-report",
         ],
     );
@@ -173,6 +166,34 @@ fn a_failing_test_is_recorded_and_the_suite_goes_on() {
     )
     .unwrap();
     assert_eq!(manifest["runs"][1]["status"], "ok");
+}
+
+#[test]
+fn a_port_another_program_listens_on_fails_the_run_instead_of_serving_its_client() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
+    let _holder = std::net::TcpListener::bind(("127.0.0.1", 27950)).unwrap();
+    let suite = write_suite(
+        tmp.path(),
+        "busy",
+        "[[test]]\ntool = \"iperf3\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\n",
+    );
+    let args = [
+        "run",
+        suite.to_str().unwrap(),
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ];
+    let o = linkperf(
+        &store,
+        &[&args[..], &["--base-port", "27950", "--no-report"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("iperf3 (repeat 1): failed: port 27950 already has a listener on l"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -205,120 +226,6 @@ fn dry_run_and_bad_suites() {
     assert!(text(&o).contains("bad.toml:6:"), "{}", text(&o));
 }
 
-/// An sshd of our own on loopback, with throwaway host and client keys.
-struct Sshd {
-    child: std::process::Child,
-    key: PathBuf,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_sshd(dir: &Path, port: u16) -> Sshd {
-    let sshd = Path::new("/usr/sbin/sshd");
-    assert!(
-        sshd.exists(),
-        "openssh-server is not installed (.ci/run installs it)"
-    );
-    let keygen = |name: &str| {
-        let st = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(dir.join(name))
-            .status()
-            .unwrap();
-        assert!(st.success());
-    };
-    keygen("host_key");
-    keygen("client_key");
-    std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
-    std::fs::create_dir_all("/run/sshd").unwrap();
-    let config = dir.join("sshd_config");
-    std::fs::write(
-        &config,
-        format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\nPidFile {}\n",
-            dir.join("host_key").display(),
-            dir.join("authorized_keys").display(),
-            dir.join("sshd.pid").display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new(sshd)
-        .arg("-D")
-        .arg("-e")
-        .arg("-f")
-        .arg(&config)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "sshd did not start");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    Sshd {
-        child,
-        key: dir.join("client_key"),
-    }
-}
-
-#[test]
-fn remote_host_through_ssh_on_loopback() {
-    let tmp = tempfile::tempdir().unwrap();
-    let sshd = start_sshd(tmp.path(), 47222);
-    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
-        .unwrap()
-        .trim()
-        .to_string();
-    let suite = tmp.path().join("suite.toml");
-    std::fs::write(
-        &suite,
-        format!(
-            "name = \"over-ssh\"\n[[host]]\nname = \"remote\"\naddress = \"127.0.0.1\"\nssh = \"{user}@127.0.0.1:47222\"\nssh_options = [\"-i\", \"{}\", \"-o\", \"StrictHostKeyChecking=no\", \"-o\", \"UserKnownHostsFile=/dev/null\", \"-o\", \"LogLevel=ERROR\"]\n[[host]]\nname = \"local\"\n[[test]]\ntool = \"iperf3\"\nserver = \"remote\"\nclient = \"local\"\nduration = 1\n",
-            sshd.key.display()
-        ),
-    )
-    .unwrap();
-    let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
-    let o = linkperf(
-        &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "47500",
-            "--no-report",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let dir = run_dir(&runs);
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let server = manifest["runs"][0]["server_command"].as_array().unwrap();
-    assert_eq!(server[0], "ssh");
-    assert_eq!(server.last().unwrap(), "iperf3 -s -p 47500 -1");
-    // The remote host's facts came through ssh too.
-    assert!(std::fs::read_to_string(dir.join("host-remote.log"))
-        .unwrap()
-        .contains("$ uname -a\nLinux"));
-    let server_log = std::fs::read_to_string(dir.join("iperf3-r1-server.log")).unwrap();
-    assert!(
-        server_log.contains("Server listening on 47500"),
-        "{server_log}"
-    );
-    let rows = linkperf(
-        &store,
-        &["export", "--where", "test=iperf3_tcp,role=server"],
-    );
-    assert!(String::from_utf8_lossy(&rows.stdout).lines().count() > 0);
-}
-
 #[test]
 fn host_pairs_run_in_parallel_with_bounded_concurrency() {
     let tmp = tempfile::tempdir().unwrap();
@@ -338,7 +245,7 @@ fn host_pairs_run_in_parallel_with_bounded_concurrency() {
             "--runs-dir",
             runs.to_str().unwrap(),
             "--base-port",
-            "47600",
+            "27600",
             "--no-report",
         ],
     );
@@ -375,7 +282,7 @@ fn ctrl_c_keeps_what_finished() {
             "--runs-dir",
             runs.to_str().unwrap(),
             "--base-port",
-            "47700",
+            "27700",
             "--no-report",
         ])
         .stdout(std::process::Stdio::piped())
@@ -461,7 +368,7 @@ fn repeats_interleave_across_tests() {
             "--runs-dir",
             runs.to_str().unwrap(),
             "--base-port",
-            "47600",
+            "27800",
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -520,7 +427,7 @@ fn auto_repeats_stop_at_the_target_width_or_the_cap_in_a_seeded_random_order() {
             "--runs-dir",
             runs.to_str().unwrap(),
             "--base-port",
-            "47700",
+            "27900",
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

@@ -2,7 +2,8 @@
 //! timeout, stop what is left, and record how each side ended, several runs at a time.
 
 use super::counters::{self, listening, Netdevs};
-use super::suite::{self, on_host, Host};
+use super::remote::{launch, Launch};
+use super::suite::{self, Host};
 use crate::counters::capture::When;
 use super::{display, Planned, RunRecord};
 use anyhow::{Context, Result};
@@ -14,37 +15,58 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Starts `argv` with stdout and stderr appended to `log`, after a `$ command` line.
-fn spawn_logged(argv: &[String], log: &Path) -> Result<Child> {
+fn spawn_logged(launch: &Launch, log: &Path) -> Result<Child> {
     let mut f = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    writeln!(f, "$ {}", display(argv))?;
+    writeln!(f, "$ {}", display(&launch.shown))?;
     f.flush()?;
     let err = f.try_clone()?;
+    let argv = &launch.exec;
     Command::new(&argv[0])
         .args(&argv[1..])
-        .stdin(Stdio::null())
+        .stdin(if launch.tied {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::from(f))
         .stderr(Stdio::from(err))
         .spawn()
         .with_context(|| format!("cannot start {}", argv[0]))
 }
 
-/// Sends SIGINT (tools print their summary on it), then SIGKILL if the process lingers.
+/// Sends SIGINT (tools print their summary on it), then SIGKILL if the process lingers. A
+/// program tied to its ssh connection ([`Launch::tied`]) is first asked through it: its input
+/// closes, the remote side sends it SIGINT, and its summary comes back before ssh ends.
 fn stop(child: &mut Child, grace: Duration) -> Option<i32> {
     if let Ok(Some(s)) = child.try_wait() {
         return s.code();
     }
+    if let Some(input) = child.stdin.take() {
+        drop(input);
+        if let Some(code) = wait_exit(child, grace) {
+            return code;
+        }
+    }
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if let Ok(Some(s)) = child.try_wait() {
-            return s.code();
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if let Some(code) = wait_exit(child, grace) {
+        return code;
     }
     let _ = child.kill();
     child.wait().ok().and_then(|s| s.code())
+}
+
+/// The child's exit code once it exits within `grace`; `None` while it still runs.
+fn wait_exit(child: &mut Child, grace: Duration) -> Option<Option<i32>> {
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s.code());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
 }
 
 /// Waits for a child until `timeout` or an interrupt. `Err(true)` timed out, `Err(false)` interrupted.
@@ -164,7 +186,7 @@ fn execute(
         dir.join(format!("{stem}-client.log")),
     );
     let start = Instant::now();
-    let (sargv, cargv) = (on_host(server, &r.server), on_host(client, &r.client));
+    let (sargv, cargv) = (launch(server, &r.server), launch(client, &r.client));
     let name = |p: &Path| {
         p.file_name()
             .and_then(|n| n.to_str())
@@ -176,8 +198,8 @@ fn execute(
         test: r.test.clone(),
         repeat: r.repeat,
         size: r.size,
-        server_command: sargv.clone(),
-        client_command: cargv.clone(),
+        server_command: sargv.shown.clone(),
+        client_command: cargv.shown.clone(),
         server_log: name(&slog),
         client_log: name(&clog),
         server_exit: None,
@@ -225,11 +247,19 @@ fn read_counters(sides: &[(&Host, std::path::PathBuf)], netdevs: &Netdevs, when:
 fn start_server(
     server: &Host,
     port: u16,
-    argv: &[String],
+    argv: &Launch,
     log_path: &Path,
     interrupted: &AtomicBool,
     record: &mut RunRecord,
 ) -> Option<Child> {
+    // Another program's listener would pass the listening check below and take our client.
+    if listening(server, port) {
+        record.error = Some(format!(
+            "port {port} already has a listener on {}: another program (or a run with the same --base-port) holds it; choose another --base-port",
+            server.name
+        ));
+        return None;
+    }
     for attempt in 0..2 {
         let mut child = match spawn_logged(argv, log_path) {
             Ok(c) => c,
@@ -253,16 +283,31 @@ fn start_server(
         record.error = Some(format!(
             "server did not listen on port {port} (attempt {}): {}",
             attempt + 1,
-            log.lines().skip(1).last().unwrap_or("no output")
+            last_words(&log)
         ));
     }
     None
 }
 
+/// The last two lines a server printed (its command line, the log's first, left out): tools
+/// end on a line such as `iperf3: exiting` that hides the reason given just before it.
+fn last_words(log: &str) -> String {
+    let lines: Vec<&str> = log
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.len() {
+        0 => "no output".into(),
+        n => lines[n.saturating_sub(2)..].join(" / "),
+    }
+}
+
 /// Runs the client to its end, its timeout or an interrupt, and records how it ended.
 fn run_client(
     t: &suite::Test,
-    argv: &[String],
+    argv: &Launch,
     log_path: &Path,
     interrupted: &AtomicBool,
     record: &mut RunRecord,

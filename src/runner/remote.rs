@@ -67,6 +67,48 @@ pub fn on_host(host: &Host, argv: &Argv) -> Vec<String> {
     }
 }
 
+/// One side's program as linkperf starts it (`exec`) and as the log and manifest show it
+/// (`shown`, the plain [`on_host`] command).
+pub struct Launch {
+    pub shown: Vec<String>,
+    pub exec: Vec<String>,
+    /// `exec` ends the remote program when its standard input closes: start it with a pipe
+    /// there and close the pipe to stop it.
+    pub tied: bool,
+}
+
+/// How `argv` is started on `host`. Through ssh the remote program is tied to the connection:
+/// ssh without a terminal gives the remote side no hangup, so a server stopped by ending the
+/// local ssh kept running on the remote host (and held its port for the next repeat). A watcher
+/// beside it sends it SIGINT (tools print their summary on it) when ssh's standard input closes.
+/// `sh -c` keeps the script POSIX whatever the remote login shell.
+pub fn launch(host: &Host, argv: &Argv) -> Launch {
+    let shown = on_host(host, argv);
+    if host.ssh.is_none() || host.slurm_node.is_some() {
+        return Launch {
+            exec: shown.clone(),
+            shown,
+            tied: false,
+        };
+    }
+    let command = argv
+        .0
+        .iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // The watcher reads the connection's input on fd 3 (a background list's own input is
+    // /dev/null); `$$` is the shell, which `exec` turns into the program.
+    let script = format!(
+        "exec 3<&0; {{ cat <&3 >/dev/null 2>&1; kill -INT $$; }} >/dev/null 2>&1 & exec {command} </dev/null 3<&-"
+    );
+    Launch {
+        exec: on_host(host, &Argv(vec!["sh".into(), "-c".into(), script])),
+        shown,
+        tied: true,
+    }
+}
+
 /// An ssh target's destination and port: `user@host:2222` → (`user@host`, 2222); a target
 /// without a numeric port is all destination.
 pub fn split_port(target: &str) -> (&str, Option<u16>) {

@@ -32,6 +32,16 @@ pub fn linkperf(store: &Path, args: &[&str]) -> Output {
     linkperf_env(store, args, &[])
 }
 
+/// The one run directory `linkperf run` made under `runs`.
+pub fn run_dir(runs: &Path) -> PathBuf {
+    std::fs::read_dir(runs)
+        .unwrap()
+        .next()
+        .expect("a run directory")
+        .unwrap()
+        .path()
+}
+
 /// Standard output and standard error together.
 pub fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
