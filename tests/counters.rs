@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{can_make_namespaces, linkperf, ok, sh, text};
+use common::{can_make_namespaces, linkperf, ok, run_suite, sh, text};
 use std::process::Command;
 
 /// Namespaces `NAMEa` (10.78.1.1) and `NAMEb` (10.78.2.1), routed through `NAMEr`, whose
@@ -102,17 +102,12 @@ fn tcp_retransmits_under_netem_loss_are_stored_with_the_run() {
     let store = dir.path().join("store");
     let runs = dir.path().join("runs");
     let before = ns.retransmits("b");
-    let out = linkperf(
+    let out = run_suite(
         &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--no-report",
-            "--base-port",
-            "25310",
-        ],
+        suite.to_str().unwrap(),
+        &runs,
+        25310,
+        &["--no-report"],
     );
     let after = ns.retransmits("b");
     assert!(text(&out).contains("1 of 1 runs passed"), "{}", text(&out));

@@ -100,19 +100,9 @@ impl Drop for Fleet {
     }
 }
 
-fn run_suite(store: &Path, suite: &Path, runs: &Path, port: &str) {
-    let out = linkperf(
-        store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--no-report",
-            "--base-port",
-            port,
-        ],
-    );
+/// Runs `suite` and asserts that every test passed.
+fn run_passing(store: &Path, suite: &Path, runs: &Path, port: u16) {
+    let out = common::run_suite(store, suite.to_str().unwrap(), runs, port, &["--no-report"]);
     assert!(out.status.success(), "{}", text(&out));
 }
 
@@ -148,11 +138,11 @@ fn all_pairs_names_the_slow_host_then_the_slow_pair() {
     // 1. Host n3's link at a quarter of the others'.
     fleet.shape(3, SLOW);
     let store = tmp.path().join("store");
-    run_suite(
+    run_passing(
         &store,
         &fleet.suite(tmp.path(), "all-pairs", true),
         &tmp.path().join("runs"),
-        "26000",
+        26000,
     );
     let (code, v) = fleet_json(&store);
     assert_eq!(code, Some(1), "{v:#}");
@@ -234,11 +224,11 @@ fn all_pairs_names_the_slow_host_then_the_slow_pair() {
     fleet.shape(3, RATE);
     fleet.slow_pair(2, 5, SLOW);
     let store2 = tmp.path().join("store2");
-    run_suite(
+    run_passing(
         &store2,
         &fleet.suite(tmp.path(), "all-pairs", false),
         &tmp.path().join("runs2"),
-        "26100",
+        26100,
     );
     let (code, v) = fleet_json(&store2);
     assert_eq!(code, Some(1), "{v:#}");

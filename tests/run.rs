@@ -5,7 +5,7 @@
 //! can be taken by any outgoing connection of a test running alongside (it failed CI once).
 
 mod common;
-use common::{linkperf, run_dir, text};
+use common::{linkperf, run_dir, run_suite, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,18 +25,12 @@ fn loopback_suite_end_to_end() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
-    let o = linkperf(
+    let o = run_suite(
         &store,
-        &[
-            "run",
-            "suites/loopback-tcp.toml",
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "27300",
-            "--label",
-            "platform=loopback",
-        ],
+        "suites/loopback-tcp.toml",
+        &runs,
+        27300,
+        &["--label", "platform=loopback"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = text(&o);
@@ -142,17 +136,12 @@ fn a_failing_test_is_recorded_and_the_suite_goes_on() {
         "name = \"fail-then-pass\"\n[[host]]\nname = \"l\"\ntool_paths = { iperf3 = \"/nonexistent/iperf3\" }\n[[test]]\ntool = \"iperf3\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\n[[test]]\ntool = \"qperf\"\nserver = \"l\"\nclient = \"l\"\ntests = [\"tcp_lat\"]\n",
     )
     .unwrap();
-    let o = linkperf(
+    let o = run_suite(
         &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "27400",
-            "--no-report",
-        ],
+        suite.to_str().unwrap(),
+        &runs,
+        27400,
+        &["--no-report"],
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let out = text(&o);
@@ -178,15 +167,12 @@ fn a_port_another_program_listens_on_fails_the_run_instead_of_serving_its_client
         "busy",
         "[[test]]\ntool = \"iperf3\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\n",
     );
-    let args = [
-        "run",
-        suite.to_str().unwrap(),
-        "--runs-dir",
-        runs.to_str().unwrap(),
-    ];
-    let o = linkperf(
+    let o = run_suite(
         &store,
-        &[&args[..], &["--base-port", "27950", "--no-report"]].concat(),
+        suite.to_str().unwrap(),
+        &runs,
+        27950,
+        &["--no-report"],
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
@@ -237,17 +223,12 @@ fn host_pairs_run_in_parallel_with_bounded_concurrency() {
         "name = \"pairs\"\nconcurrency = 2\n[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[test]]\ntool = \"iperf3\"\nname = \"a-to-b\"\nserver = \"b\"\nclient = \"a\"\nduration = 3\n[[test]]\ntool = \"iperf3\"\nname = \"b-to-a\"\nserver = \"a\"\nclient = \"b\"\nduration = 3\n",
     )
     .unwrap();
-    let o = linkperf(
+    let o = run_suite(
         &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "27600",
-            "--no-report",
-        ],
+        suite.to_str().unwrap(),
+        &runs,
+        27600,
+        &["--no-report"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let manifest: serde_json::Value = serde_json::from_str(
@@ -360,17 +341,7 @@ fn repeats_interleave_across_tests() {
     let tmp = tempfile::tempdir().unwrap();
     let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
     let suite = write_suite(tmp.path(), "interleaved", TWO_IPERF3);
-    let o = linkperf(
-        &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "27800",
-        ],
-    );
+    let o = run_suite(&store, suite.to_str().unwrap(), &runs, 27800, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let m = manifest(&runs);
     assert_eq!(m["order"], "interleaved");
@@ -419,17 +390,7 @@ fn auto_repeats_stop_at_the_target_width_or_the_cap_in_a_seeded_random_order() {
     // measured interval is that narrow, so it runs to its cap of 3.
     let body = "order = \"random\"\nseed = 7\n[[test]]\ntool = \"iperf3\"\nname = \"loose\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 10.0, min_repeats = 2, max_repeats = 4 }\n[[test]]\ntool = \"iperf3\"\nname = \"tight\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 1e-12, min_repeats = 2, max_repeats = 3 }\n";
     let suite = write_suite(tmp.path(), "auto", body);
-    let o = linkperf(
-        &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "27900",
-        ],
-    );
+    let o = run_suite(&store, suite.to_str().unwrap(), &runs, 27900, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let m = manifest(&runs);
     assert_eq!(

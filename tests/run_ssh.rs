@@ -2,7 +2,7 @@
 //! the remote machine. `.ci/run` installs openssh; without it these tests fail.
 
 mod common;
-use common::{linkperf, run_dir, text};
+use common::{linkperf, run_dir, run_suite, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,17 +86,12 @@ fn remote_host_through_ssh_on_loopback() {
     )
     .unwrap();
     let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
-    let o = linkperf(
+    let o = run_suite(
         &store,
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--runs-dir",
-            runs.to_str().unwrap(),
-            "--base-port",
-            "27500",
-            "--no-report",
-        ],
+        suite.to_str().unwrap(),
+        &runs,
+        27500,
+        &["--no-report"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let dir = run_dir(&runs);

@@ -42,6 +42,21 @@ pub fn run_dir(runs: &Path) -> PathBuf {
         .path()
 }
 
+/// `linkperf run SUITE` keeping its run directory under `runs`, the test's own ports from
+/// `base_port` (each test its own block), and `extra` arguments.
+pub fn run_suite(store: &Path, suite: &str, runs: &Path, base_port: u16, extra: &[&str]) -> Output {
+    let port = base_port.to_string();
+    let args = [
+        "run",
+        suite,
+        "--runs-dir",
+        runs.to_str().unwrap(),
+        "--base-port",
+        &port,
+    ];
+    linkperf(store, &[&args[..], extra].concat())
+}
+
 /// Standard output and standard error together.
 pub fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
