@@ -470,8 +470,9 @@ pub struct RunArgs {
     /// Import but write no report.
     #[arg(long)]
     pub no_report: bool,
-    /// First TCP port for the tests (each test gets its own block of 10).
-    #[arg(long, default_value_t = 47000)]
+    /// First TCP port for the tests (each test gets its own block of 10). The default sits
+    /// below Linux's ephemeral range (32768–60999), where outgoing connections take ports.
+    #[arg(long, default_value_t = 24000)]
     pub base_port: u16,
     /// Place each side on the Slurm allocation's nodes with `srun` instead of ssh (run inside
     /// `salloc`/`sbatch`); the same as `executor = "slurm"` in the suite.

@@ -199,7 +199,7 @@ fn dry_run_and_bad_suites() {
     assert!(o.status.success(), "{}", text(&o));
     let plan = String::from_utf8_lossy(&o.stdout);
     // The remote command is one argument of ssh, quoted for the remote shell.
-    assert!(plan.contains("ssh -o BatchMode=yes -o ConnectTimeout=10 root@node2 -- 'taskset -c 16-23 ib_write_bw -p 47000 -d hns_1 -a --report_gbits 192.170.1.10'"), "{plan}");
+    assert!(plan.contains("ssh -o BatchMode=yes -o ConnectTimeout=10 root@node2 -- 'taskset -c 16-23 ib_write_bw -p 24000 -d hns_1 -a --report_gbits 192.170.1.10'"), "{plan}");
     assert!(!runs.exists(), "a dry run creates nothing");
     let bad = tmp.path().join("bad.toml");
     std::fs::write(
