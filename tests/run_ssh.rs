@@ -130,15 +130,15 @@ fn remote_host_through_ssh_on_loopback() {
         second.contains("Server listening on TCP port 27510"),
         "{second}"
     );
-    assert!(
-        second.contains("[SUM]") || second.contains("sec"),
-        "{second}"
-    );
-    let left: Vec<String> = std::fs::read_dir("/proc")
+    // Its report of the client's connection, printed before it was stopped.
+    assert!(second.contains("bits/sec"), "{second}");
+    // The servers themselves (a watcher shell may outlive its server by a moment: it ends once
+    // sshd closes its input).
+    let servers: Vec<String> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| std::fs::read(e.unwrap().path().join("cmdline")).ok())
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("-p 27510") || c.contains("-p 27500"))
+        .filter(|c| c.starts_with("iperf") && (c.contains("-p 27510") || c.contains("-p 27500")))
         .collect();
-    assert!(left.is_empty(), "still running: {left:?}");
+    assert!(servers.is_empty(), "still running: {servers:?}");
 }
