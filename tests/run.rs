@@ -5,7 +5,7 @@
 //! can be taken by any outgoing connection of a test running alongside (it failed CI once).
 
 mod common;
-use common::{linkperf, run_dir, run_suite, text};
+use common::{linkperf, read_manifest, run_dir, run_suite, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,8 +55,7 @@ fn loopback_suite_end_to_end() {
     ] {
         assert!(dir.join(f).exists(), "{f} missing in {}", dir.display());
     }
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest = read_manifest(&runs);
     assert!(manifest["runs"]
         .as_array()
         .unwrap()
@@ -150,10 +149,7 @@ fn a_failing_test_is_recorded_and_the_suite_goes_on() {
             && out.contains("iperf3 (repeat 1): failed: cannot start /nonexistent/iperf3"),
         "{out}"
     );
-    let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(run_dir(&runs).join("manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let manifest = read_manifest(&runs);
     assert_eq!(manifest["runs"][1]["status"], "ok");
 }
 
@@ -231,10 +227,7 @@ fn host_pairs_run_in_parallel_with_bounded_concurrency() {
         &["--no-report"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(run_dir(&runs).join("manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let manifest = read_manifest(&runs);
     let runs_m = manifest["runs"].as_array().unwrap();
     assert_eq!(runs_m.len(), 2);
     assert_eq!(
@@ -301,11 +294,6 @@ fn ctrl_c_keeps_what_finished() {
     assert_eq!(String::from_utf8_lossy(&rows.stdout).lines().count(), 1);
 }
 
-fn manifest(runs: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(run_dir(runs).join("manifest.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 /// (test, repeat) of each run, in the order they ran.
 fn run_order(m: &serde_json::Value) -> Vec<(String, u64)> {
     let runs = m["runs"].as_array().unwrap();
@@ -343,7 +331,7 @@ fn repeats_interleave_across_tests() {
     let suite = write_suite(tmp.path(), "interleaved", TWO_IPERF3);
     let o = run_suite(&store, suite.to_str().unwrap(), &runs, 27800, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let m = manifest(&runs);
+    let m = read_manifest(&runs);
     assert_eq!(m["order"], "interleaved");
     let ab = |t: &str, r: u64| (t.to_string(), r);
     assert_eq!(
@@ -392,7 +380,7 @@ fn auto_repeats_stop_at_the_target_width_or_the_cap_in_a_seeded_random_order() {
     let suite = write_suite(tmp.path(), "auto", body);
     let o = run_suite(&store, suite.to_str().unwrap(), &runs, 27900, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let m = manifest(&runs);
+    let m = read_manifest(&runs);
     assert_eq!(
         (m["order"].as_str(), m["seed"].as_u64()),
         (Some("random"), Some(7))

@@ -2,7 +2,7 @@
 //! the remote machine. `.ci/run` installs openssh; without it these tests fail.
 
 mod common;
-use common::{linkperf, run_dir, run_suite, text};
+use common::{linkperf, read_manifest, run_dir, run_suite, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -95,8 +95,7 @@ fn remote_host_through_ssh_on_loopback() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let dir = run_dir(&runs);
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest = read_manifest(&runs);
     let server = manifest["runs"][0]["server_command"].as_array().unwrap();
     assert_eq!(server[0], "ssh");
     assert_eq!(server.last().unwrap(), "iperf3 -s -p 27500 -1");

@@ -57,6 +57,12 @@ pub fn run_suite(store: &Path, suite: &str, runs: &Path, base_port: u16, extra: 
     linkperf(store, &[&args[..], extra].concat())
 }
 
+/// The `manifest.json` of the one run directory under `runs`.
+pub fn read_manifest(runs: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(run_dir(runs).join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 /// Standard output and standard error together.
 pub fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
