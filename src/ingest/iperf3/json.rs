@@ -3,6 +3,7 @@
 //! `--json-stream` (iperf3 3.17+: one `{"event": …, "data": …}` object per line, so each
 //! interval row has its own line).
 
+use super::doc::{Doc, End, Event, EventData, Point};
 use crate::ingest::adapter::Block;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
@@ -82,9 +83,9 @@ fn without_nan(text: &str, first: usize) -> Option<(String, Vec<usize>)> {
 
 /// The documents of a `-J` block, in order, each with the byte offset it starts at, and the
 /// error that stopped the reading, if any.
-fn read_documents(text: &str) -> (Vec<(usize, Value)>, Option<serde_json::Error>) {
+fn read_documents(text: &str) -> (Vec<(usize, Doc<'_>)>, Option<serde_json::Error>) {
     let mut docs = Vec::new();
-    let mut it = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut it = serde_json::Deserializer::from_str(text).into_iter::<Doc>();
     loop {
         let at = it.byte_offset();
         match it.next() {
@@ -111,9 +112,12 @@ fn documents(
         .map(|i| format!("line {}: {}", i + 1, all[i].trim()))
         .collect();
     let text = all[json_start..range.end].join("\n");
+    // Declared before the documents, which may borrow it.
+    let fixed: String;
     let (mut docs, mut error) = read_documents(&text);
     if error.is_some() {
-        if let Some((fixed, lines)) = without_nan(&text, json_start) {
+        if let Some((f, lines)) = without_nan(&text, json_start) {
+            fixed = f;
             let (d, e) = read_documents(&fixed);
             if d.len() > docs.len() {
                 (docs, error) = (d, e);
@@ -141,7 +145,7 @@ fn documents(
         problems.push(Problem::new(source, line as u32 + 1, message));
     }
     let mut drafts: Vec<RunDraft> = Vec::new();
-    let mut first: Option<&Value> = None;
+    let mut first: Option<&Doc> = None;
     let starts = lines_of(all, json_start, docs.iter().map(|(at, _)| *at));
     for (k, (_, doc)) in docs.iter().enumerate() {
         if first == Some(doc) {
@@ -193,7 +197,7 @@ fn stream(
         first: range.start,
         end: range.start,
     };
-    let mut end = Value::Null;
+    let mut end = End::Other(Value::Null);
     let mut error: Option<String> = None;
     let mut notes = Vec::new();
     for i in range.clone() {
@@ -205,7 +209,7 @@ fn stream(
             notes.push(format!("line {}: {t}", i + 1));
             continue;
         }
-        let mut event: Value = match serde_json::from_str(t) {
+        let event = match Event::read(t) {
             Ok(v) => v,
             Err(e) => {
                 problems.push(Problem::new(
@@ -216,15 +220,14 @@ fn stream(
                 continue;
             }
         };
-        let data = event["data"].take();
-        match event["event"].as_str() {
-            Some("start") => (start, lines.first) = (data, i),
-            Some("interval") => {
+        match (event.name.as_str(), event.data) {
+            (Some("start"), EventData::Value(data)) => (start, lines.first) = (data, i),
+            (Some("interval"), EventData::Interval(data)) => {
                 intervals.push(data);
                 lines.intervals.push(i);
             }
-            Some("end") => (end, lines.end) = (data, i),
-            Some("error") => {
+            (Some("end"), EventData::End(data)) => (end, lines.end) = (data, i),
+            (Some("error"), EventData::Value(data)) => {
                 let why = data
                     .as_str()
                     .map_or_else(|| data.to_string(), str::to_string);
@@ -235,26 +238,23 @@ fn stream(
             }
             // `server_output_json` / `server_output_text` (--get-server-output) and events of
             // later versions: the server's own capture is its own run.
-            Some(other) => notes.push(format!("line {}: {other} event not read", i + 1)),
-            None => notes.push(format!("line {}: event without a name not read", i + 1)),
+            (Some(other), _) => notes.push(format!("line {}: {other} event not read", i + 1)),
+            (None, _) => notes.push(format!("line {}: event without a name not read", i + 1)),
         }
     }
-    let mut doc = serde_json::json!({ "start": start, "intervals": intervals, "end": end });
-    if let Some(e) = error {
-        doc["error"] = Value::String(e);
-    }
+    let doc = Doc::of_stream(start, intervals, end, error);
     vec![draft(&doc, &lines, range, command, notes)]
 }
 
 /// One run from a document (or the document a stream adds up to).
 fn draft(
-    doc: &Value,
+    doc: &Doc,
     lines: &Lines,
     range: std::ops::Range<usize>,
     command: Option<&CommandLine>,
     notes: Vec<String>,
 ) -> RunDraft {
-    let start = &doc["start"];
+    let start = doc.rest("start");
     let test_start = &start["test_start"];
     let udp = test_start["protocol"].as_str() == Some("UDP")
         || command.is_some_and(|c| c.flags.contains_key("-u"));
@@ -267,7 +267,7 @@ fn draft(
     };
     let facts = json_facts(start);
     let rows = json_rows(doc, lines);
-    let error = doc["error"].as_str().map(str::to_string);
+    let error = doc.rest("error").as_str().map(str::to_string);
     let status = match (&error, rows.is_empty()) {
         (_, false) => RunStatus::Ok,
         (Some(_), true) => RunStatus::Failed,
@@ -289,31 +289,68 @@ fn f(v: &Value, k: &str) -> Option<f64> {
     v.get(k).and_then(Value::as_f64)
 }
 
-fn u(v: &Value, k: &str) -> Option<u64> {
-    v.get(k).and_then(Value::as_u64)
+/// The numbers of one interval or summary object, read in one pass over its entries.
+#[derive(Default)]
+struct PointFields {
+    bits_per_second: Option<f64>,
+    start: Option<f64>,
+    end: Option<f64>,
+    bytes: Option<f64>,
+    retransmits: Option<u64>,
+    snd_cwnd: Option<f64>,
+    rtt: Option<f64>,
+    jitter_ms: Option<f64>,
+    lost_packets: Option<u64>,
+    packets: Option<u64>,
+    lost_percent: Option<f64>,
+    omitted: bool,
+}
+
+impl PointFields {
+    fn of(point: &Point) -> PointFields {
+        let mut p = PointFields::default();
+        for (k, v) in point.entries() {
+            match k.as_ref() {
+                "bits_per_second" => p.bits_per_second = v.as_f64(),
+                "start" => p.start = v.as_f64(),
+                "end" => p.end = v.as_f64(),
+                "bytes" => p.bytes = v.as_f64(),
+                "retransmits" => p.retransmits = v.as_u64(),
+                "snd_cwnd" => p.snd_cwnd = v.as_f64(),
+                "rtt" => p.rtt = v.as_f64(),
+                "jitter_ms" => p.jitter_ms = v.as_f64(),
+                "lost_packets" => p.lost_packets = v.as_u64(),
+                "packets" => p.packets = v.as_u64(),
+                "lost_percent" => p.lost_percent = v.as_f64(),
+                "omitted" => p.omitted = v.as_bool() == Some(true),
+                _ => {}
+            }
+        }
+        p
+    }
 }
 
 /// One interval or summary object (`{"start":..,"end":..,"bytes":..,"bits_per_second":..}`).
-fn json_point(v: &Value, stream: String, kind: &str, line: usize) -> Measurement {
-    let omitted = v.get("omitted").and_then(Value::as_bool) == Some(true);
+fn json_point(point: &Point, stream: String, kind: &str, line: usize) -> Measurement {
+    let p = PointFields::of(point);
     Measurement {
         line: line as u32 + 1,
-        raw_text: v.to_string(),
+        raw_text: point.to_json(),
         raw_unit: "bits_per_second (JSON)".into(),
-        bw_avg_gbps: f(v, "bits_per_second").map(|b| b / 1e9),
+        bw_avg_gbps: p.bits_per_second.map(|b| b / 1e9),
         sparse: crate::model::Sparse {
-            interval_start_s: f(v, "start"),
-            interval_end_s: f(v, "end"),
+            interval_start_s: p.start,
+            interval_end_s: p.end,
             stream: Some(stream),
-            row_kind: Some(if omitted { "omitted" } else { kind }.into()),
-            transfer_bytes: f(v, "bytes"),
-            retransmits: u(v, "retransmits"),
-            cwnd_bytes: f(v, "snd_cwnd"),
-            rtt_us: f(v, "rtt"),
-            jitter_ms: f(v, "jitter_ms"),
-            lost: u(v, "lost_packets"),
-            total: u(v, "packets"),
-            loss_pct: f(v, "lost_percent"),
+            row_kind: Some(if p.omitted { "omitted" } else { kind }.into()),
+            transfer_bytes: p.bytes,
+            retransmits: p.retransmits,
+            cwnd_bytes: p.snd_cwnd,
+            rtt_us: p.rtt,
+            jitter_ms: p.jitter_ms,
+            lost: p.lost_packets,
+            total: p.packets,
+            loss_pct: p.lost_percent,
             ..Default::default()
         }
         .into(),
@@ -347,56 +384,62 @@ fn json_facts(start: &Value) -> BTreeMap<String, String> {
 
 /// Every interval and summary of every stream (and their sums), in document order; the
 /// summaries carry the CPU use of both hosts.
-fn json_rows(doc: &Value, lines: &Lines) -> Vec<Measurement> {
-    let bidir = doc["start"]["test_start"]["bidir"].as_u64() == Some(1);
-    let socket_name = |s: &Value| {
-        let id = s.get("socket").map_or_else(String::new, |v| v.to_string());
-        match s.get("sender").and_then(Value::as_bool) {
+fn json_rows(doc: &Doc, lines: &Lines) -> Vec<Measurement> {
+    let bidir = doc.rest("start")["test_start"]["bidir"].as_u64() == Some(1);
+    let socket_name = |s: &Point| {
+        let id = s.get("socket").map_or_else(String::new, |v| {
+            serde_json::to_string(v).expect("a JSON value always serializes")
+        });
+        match s.get("sender").and_then(|v| v.as_bool()) {
             Some(true) if bidir => format!("{id} TX"),
             Some(false) if bidir => format!("{id} RX"),
             _ => id,
         }
     };
     let mut rows = Vec::new();
-    for (k, interval) in doc["intervals"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (k, interval) in doc.intervals().iter().enumerate() {
         let line = lines.interval(k);
-        for s in interval["streams"].as_array().into_iter().flatten() {
+        let Some(interval) = interval.keys() else {
+            continue;
+        };
+        for s in interval.streams.iter().flat_map(|l| l.items()) {
             rows.push(json_point(s, socket_name(s), "interval", line));
         }
-        for key in ["sum", "sum_bidir_reverse"] {
-            if let Some(sum) = interval.get(key) {
-                let name = if key == "sum" { "SUM" } else { "SUM RX" };
+        for (sum, name) in [
+            (&interval.sum, "SUM"),
+            (&interval.sum_bidir_reverse, "SUM RX"),
+        ] {
+            if let Some(sum) = sum {
                 rows.push(json_point(sum, name.into(), "interval", line));
             }
         }
     }
-    let end = &doc["end"];
-    for s in end["streams"].as_array().into_iter().flatten() {
-        for (key, kind) in [
-            ("sender", "sender"),
-            ("receiver", "receiver"),
-            ("udp", "receiver"),
+    if let Some(end) = doc.end() {
+        for s in end.streams.iter().flat_map(|l| l.items()) {
+            let Some(s) = s.keys() else {
+                continue;
+            };
+            for (v, kind) in [
+                (&s.sender, "sender"),
+                (&s.receiver, "receiver"),
+                (&s.udp, "receiver"),
+            ] {
+                if let Some(v) = v {
+                    rows.push(json_point(v, socket_name(v), kind, lines.end));
+                }
+            }
+        }
+        for (v, kind) in [
+            (&end.sum_sent, "sender"),
+            (&end.sum_received, "receiver"),
+            (&end.sum, "receiver"),
         ] {
-            if let Some(v) = s.get(key) {
-                rows.push(json_point(v, socket_name(v), kind, lines.end));
+            if let Some(v) = v {
+                rows.push(json_point(v, "SUM".into(), kind, lines.end));
             }
         }
     }
-    for (key, kind) in [
-        ("sum_sent", "sender"),
-        ("sum_received", "receiver"),
-        ("sum", "receiver"),
-    ] {
-        if let Some(v) = end.get(key) {
-            rows.push(json_point(v, "SUM".into(), kind, lines.end));
-        }
-    }
-    let cpu = &end["cpu_utilization_percent"];
+    let cpu = doc.cpu();
     for m in rows
         .iter_mut()
         .filter(|m| m.row_kind.as_deref() != Some("interval"))

@@ -13,6 +13,7 @@ use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+mod doc;
 mod json;
 
 crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
