@@ -147,6 +147,12 @@ impl Ids {
         self.flush(runs);
     }
 
+    /// The texts of the runs still waiting their ids (less than a batch), for [`give_ids`]
+    /// to hash with other files' runs.
+    pub fn unhashed(self) -> Unhashed {
+        Unhashed(self.waiting)
+    }
+
     fn flush(&mut self, runs: &mut [Run]) {
         let texts: Vec<&[u8]> = self.waiting.iter().map(|(_, t)| t.as_slice()).collect();
         for ((index, _), id) in self.waiting.iter().zip(content_ids(&texts)) {
@@ -154,6 +160,27 @@ impl Ids {
         }
         self.waiting.clear();
         self.bytes = 0;
+    }
+}
+
+/// The texts of a file's runs whose ids are not worked out yet: (index in its runs, text).
+#[derive(Debug, Default)]
+pub struct Unhashed(Vec<(usize, Vec<u8>)>);
+
+/// Gives the runs of several files their ids in one [`content_ids`] call. A small file has
+/// one run, whose hash alone leaves a lane idle: hashed with the next files' runs, it fills
+/// it (the ids are the same, each the hash of its own text).
+pub fn give_ids<'a>(files: impl IntoIterator<Item = (&'a mut [Run], Unhashed)>) {
+    let files: Vec<(&mut [Run], Unhashed)> = files.into_iter().collect();
+    let texts: Vec<&[u8]> = files
+        .iter()
+        .flat_map(|(_, u)| u.0.iter().map(|(_, t)| t.as_slice()))
+        .collect();
+    let mut ids = content_ids(&texts).into_iter();
+    for (runs, unhashed) in files {
+        for ((index, _), id) in unhashed.0.iter().zip(ids.by_ref()) {
+            runs[*index].run_id = id;
+        }
     }
 }
 

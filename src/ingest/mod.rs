@@ -134,6 +134,14 @@ impl Nothing {
 
 /// Parses the bytes of one file. `source` is the path as it will be stored and reported.
 pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
+    let (mut result, unhashed) = parse_bytes_unhashed(source, bytes);
+    draft::give_ids([(&mut result.runs[..], unhashed)]);
+    result
+}
+
+/// [`parse_bytes`], leaving the ids of the file's last runs to work out (with other files'
+/// runs, by [`draft::give_ids`]): their `run_id` is empty until then.
+pub fn parse_bytes_unhashed(source: &str, bytes: &[u8]) -> (FileResult, draft::Unhashed) {
     let mut result = FileResult::default();
     let decoded = match text::decode(bytes) {
         Ok(d) => d,
@@ -143,7 +151,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
                 .push(Problem::new(source, 1, "empty file".into()));
             result.unreadable_blocks += 1;
             result.nothing = Some(Nothing::Problems);
-            return result;
+            return (result, draft::Unhashed::default());
         }
         Err(text::TextError::Binary { line }) => {
             result.problems.push(Problem::new(
@@ -153,7 +161,7 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
             ));
             result.unreadable_blocks += 1;
             result.nothing = Some(Nothing::Problems);
-            return result;
+            return (result, draft::Unhashed::default());
         }
     };
     result.encoding = Some(decoded.encoding);
@@ -175,17 +183,17 @@ pub fn parse_bytes(source: &str, bytes: &[u8]) -> FileResult {
                 result.nothing = Some(Nothing::Problems);
             }
         }
-        return result;
+        return (result, draft::Unhashed::default());
     }
     let file = FileLines::whole(&lines);
-    let asked = read_blocks(source, file, transcript::split(&lines), &mut result);
+    let (asked, unhashed) = read_blocks(source, file, transcript::split(&lines), &mut result);
     let mut facts = facts::FileFacts::default();
     facts.add(&result.runs);
     facts.apply(&mut result.runs);
     if result.runs.is_empty() {
         result.nothing = Some(why_nothing(source, &lines, asked, &mut result.problems));
     }
-    result
+    (result, unhashed)
 }
 
 /// No tool prints a line this long; such a line is cut from the input with a problem, so no
@@ -237,20 +245,19 @@ fn why_nothing(
 }
 
 /// Reads `blocks` of `lines` in order into `result`; returns the first thing a `--help` /
-/// `--version` command asked for.
+/// `--version` command asked for, and the texts of the last runs, not hashed yet.
 fn read_blocks(
     source: &str,
     lines: FileLines,
     blocks: Vec<transcript::Block>,
     result: &mut FileResult,
-) -> Option<Nothing> {
+) -> (Option<Nothing>, draft::Unhashed) {
     let mut asked = None;
     let mut ids = draft::Ids::default();
     for block in blocks {
         asked = asked.or(read_block(source, lines, &block, result, Some(&mut ids)));
     }
-    ids.finish(&mut result.runs);
-    asked
+    (asked, ids.unhashed())
 }
 
 /// Reads one command block with the parser its command names, or with every parser that

@@ -148,7 +148,9 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
     }
     let file = FileLines::starting_at(piece.first_line, &lines);
     let blocks = shifted(transcript::split(&lines[..own]), piece.first_line);
-    read_blocks(source, file, blocks, &mut result);
+    let (_, unhashed) = read_blocks(source, file, blocks, &mut result);
+    // A piece holds a megabyte of runs: its last ones hash among themselves.
+    super::draft::give_ids([(&mut result.runs[..], unhashed)]);
     facts.apply(&mut result.runs);
     result
 }

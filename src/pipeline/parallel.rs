@@ -1,8 +1,9 @@
 //! Reading and parsing files on several threads while the store sees them in the files' order,
 //! so an import stores, counts and reports the same whatever the thread count.
 //!
-//! Workers take file indices in order and run at most [`WINDOW_PER_JOB`] × jobs files ahead of
-//! the file the consumer waits for, and stop claiming while the files parsed and not yet taken
+//! Workers take files in order (a few consecutive ones as one item when there are many:
+//! [`FILES_PER_ITEM`]) and run at most [`WINDOW_PER_JOB`] × jobs items ahead of the one the
+//! consumer waits for, and stop claiming while the files parsed and not yet taken
 //! hold [`BYTES_PER_JOB`] × jobs of text: a slow large file holds back the others' results,
 //! never lets them pile up, so memory stays bounded by the window. The window is wide in files
 //! and narrow in bytes because a wake-up costs more than a small file's parse: with a few files
@@ -12,14 +13,14 @@
 //! parsed on every core, in the same window, and handed over in order.
 
 use crate::ingest::stream::{self, Plan};
-use crate::ingest::{self, FileResult};
+use crate::ingest::{self, draft, FileResult};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
-/// How many files per worker may be parsed ahead of the one the store writer takes next.
+/// How many items per worker may be parsed ahead of the one the store writer takes next.
 const WINDOW_PER_JOB: usize = 64;
 
 /// How many bytes of text per worker may wait parsed for the store writer before workers stop
@@ -72,13 +73,64 @@ fn parse<T>(
     prepare(source, bytes.len(), result)
 }
 
-/// Reads a file whole, or plans reading it in pieces when it is large.
-fn read_or_plan<T>(
-    path: &Path,
+/// How many consecutive files make one item of work when there are many: the ids of their
+/// runs are hashed together ([`draft::give_ids`]: a small file's one run leaves a lane of the
+/// hash idle).
+const FILES_PER_ITEM: usize = 8;
+
+/// Reads and parses consecutive files, gives their runs ids together, then hands each file's
+/// result to `prepare`; a large file is planned, to be read in pieces. A file that cannot be
+/// read is an error in its place.
+fn read_files<T>(
+    paths: &[PathBuf],
     sizes: stream::Sizes,
     threads: usize,
     prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
-) -> Result<Read<T>> {
+) -> Vec<Result<Read<T>>> {
+    let mut read: Vec<Result<Unprepared>> = paths
+        .iter()
+        .map(|path| read_or_plan(path, sizes, threads))
+        .collect();
+    draft::give_ids(read.iter_mut().filter_map(|r| match r {
+        Ok(Unprepared::Whole {
+            result, unhashed, ..
+        }) => Some((&mut result.runs[..], std::mem::take(unhashed))),
+        _ => None,
+    }));
+    read.into_iter()
+        .map(|r| {
+            r.map(|r| match r {
+                Unprepared::Whole {
+                    source,
+                    size,
+                    result,
+                    ..
+                } => Read::Whole(prepare(source, size, result), size),
+                Unprepared::InPieces { source, path, plan } => {
+                    Read::InPieces { source, path, plan }
+                }
+            })
+        })
+        .collect()
+}
+
+/// A file read whole and parsed, its last runs' ids still to give, or planned in pieces.
+enum Unprepared {
+    Whole {
+        source: String,
+        size: usize,
+        result: FileResult,
+        unhashed: draft::Unhashed,
+    },
+    InPieces {
+        source: String,
+        path: PathBuf,
+        plan: Plan,
+    },
+}
+
+/// Reads a file whole, or plans reading it in pieces when it is large.
+fn read_or_plan(path: &Path, sizes: stream::Sizes, threads: usize) -> Result<Unprepared> {
     let source = path.display().to_string();
     let cannot = || format!("{source}: cannot read");
     // One open and one stat per file: a tree of many small logs costs its system calls.
@@ -87,7 +139,7 @@ fn read_or_plan<T>(
     if size >= sizes.from {
         if let Some(plan) = stream::plan(&source, path, sizes.piece, threads).with_context(cannot)? {
             let path = path.to_path_buf();
-            return Ok(Read::InPieces { source, path, plan });
+            return Ok(Unprepared::InPieces { source, path, plan });
         }
     }
     let mut bytes = Vec::with_capacity(size as usize);
@@ -97,8 +149,13 @@ fn read_or_plan<T>(
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, size), &mut bytes)
         .with_context(cannot)?;
     drop(file);
-    let size = bytes.len();
-    Ok(Read::Whole(parse(source, &bytes, prepare), size))
+    let (result, unhashed) = ingest::parse_bytes_unhashed(&source, &bytes);
+    Ok(Unprepared::Whole {
+        source,
+        size: bytes.len(),
+        result,
+        unhashed,
+    })
 }
 
 /// Reads and parses one piece of a planned file, then hands it to `prepare`.
@@ -139,36 +196,53 @@ pub fn parse_in_order<T: Send>(
     // A large file's first pass uses every core: its pieces wait for it. (Asked once: the
     // answer reads cgroup files.)
     let first_pass_threads = threads(jobs);
+    // Files in groups only when there are many per thread: a few large ones each keep a core.
+    let per_item = if files.len() >= 16 * first_pass_threads {
+        FILES_PER_ITEM
+    } else {
+        1
+    };
+    let groups: Vec<&[PathBuf]> = files.chunks(per_item).collect();
     in_order(
-        files,
+        &groups,
         jobs,
-        |path| read_or_plan(path, sizes, first_pass_threads, prepare),
+        |paths| Ok(read_files(paths, sizes, first_pass_threads, prepare)),
         // A plan weighs nothing: its pieces are weighed as they are parsed.
-        |_, read| match read {
-            Read::Whole(_, size) => *size,
-            Read::InPieces { .. } => 0,
+        |_, reads| {
+            reads
+                .iter()
+                .map(|read| match read {
+                    Ok(Read::Whole(_, size)) => *size,
+                    _ => 0,
+                })
+                .sum()
         },
-        |read| match read {
-            Read::Whole(t, _) => take(t, Part::Whole),
-            Read::InPieces { source, path, plan } => {
-                let count = plan.pieces.len();
-                let mut index = 0;
-                in_order(
-                    &plan.pieces,
-                    jobs,
-                    |piece| read_piece(&source, &path, &plan, piece, prepare),
-                    |piece, _| (piece.bytes.end - piece.bytes.start) as usize,
-                    |t| {
-                        let part = Part::Piece {
-                            index,
-                            count,
-                            path: &path,
-                        };
-                        index += 1;
-                        take(t, part)
-                    },
-                )
+        |reads| {
+            for read in reads {
+                match read? {
+                    Read::Whole(t, _) => take(t, Part::Whole)?,
+                    Read::InPieces { source, path, plan } => {
+                        let count = plan.pieces.len();
+                        let mut index = 0;
+                        in_order(
+                            &plan.pieces,
+                            jobs,
+                            |piece| read_piece(&source, &path, &plan, piece, prepare),
+                            |piece, _| (piece.bytes.end - piece.bytes.start) as usize,
+                            |t| {
+                                let part = Part::Piece {
+                                    index,
+                                    count,
+                                    path: &path,
+                                };
+                                index += 1;
+                                take(t, part)
+                            },
+                        )?
+                    }
+                }
             }
+            Ok(())
         },
     )
 }
@@ -401,6 +475,55 @@ mod tests {
         // More threads than items, and no items at all.
         assert_eq!(run(3, 8, None).0.len(), 3);
         assert_eq!(run(0, 4, None).0.len(), 0);
+    }
+
+    /// Every file of fixtures/, in groups (as many files as that make groups) on one thread
+    /// and on three: each run has the id a read of its file alone gives it, and a file that
+    /// cannot be read stops the hand-over at its place inside its group.
+    #[test]
+    fn files_read_in_groups_give_each_run_its_own_id() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+        assert!(files.len() >= 16 * 3, "{} files: too few to group", files.len());
+        let alone: Vec<(String, Vec<String>)> = files
+            .iter()
+            .map(|f| {
+                let source = f.display().to_string();
+                let r = ingest::parse_bytes(&source, &std::fs::read(f).unwrap());
+                (source, r.runs.into_iter().map(|r| r.run_id).collect())
+            })
+            .collect();
+        assert!(alone.iter().filter(|(_, ids)| !ids.is_empty()).count() > 100);
+        let sizes = stream::Sizes {
+            from: u64::MAX,
+            piece: 1 << 20,
+        };
+        let ids = |r: FileResult| r.runs.into_iter().map(|r| r.run_id).collect::<Vec<_>>();
+        for jobs in [1, 3] {
+            let mut grouped = Vec::new();
+            parse_in_order(
+                &files,
+                jobs,
+                sizes,
+                |source, _, r| (source, ids(r)),
+                |t, _| {
+                    grouped.push(t);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(grouped, alone, "{jobs} threads");
+        }
+        // The third file of a group cannot be read: the two before it are handed over.
+        let at = 3 * FILES_PER_ITEM + 2;
+        files[at] = root.join("fixtures/no-such-file.txt");
+        let mut seen = 0;
+        let err = parse_in_order(&files, 2, sizes, |_, _, _| (), |_, _| {
+            seen += 1;
+            Ok(())
+        });
+        assert!(err.unwrap_err().to_string().contains("no-such-file.txt: cannot read"));
+        assert_eq!(seen, at);
     }
 
     #[test]
