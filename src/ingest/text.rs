@@ -96,18 +96,24 @@ fn binary_line(bytes: &[u8]) -> Option<u32> {
         return Some(line_of(pos));
     }
     let head = &bytes[..bytes.len().min(8192)];
-    let control = head
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b | 0x0c | 0x08))
-        .count();
+    // Counted 32 bytes at a time into a byte, which the compiler turns into vector compares
+    // (a byte at a time took 3 % of an import of small files).
+    let control: usize = head
+        .chunks(32)
+        .map(|c| c.iter().fold(0u8, |n, &b| n + u8::from(is_control(b))) as usize)
+        .sum();
     if control * 10 > head.len() {
-        let pos = head
-            .iter()
-            .position(|&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b | 0x0c | 0x08))
-            .unwrap_or(0);
+        let pos = head.iter().position(|&b| is_control(b)).unwrap_or(0);
         return Some(line_of(pos));
     }
     None
+}
+
+/// A control byte that text does not hold (all but line ends, tabs, form feeds, backspaces
+/// and the escapes of colour codes).
+#[inline(always)]
+fn is_control(b: u8) -> bool {
+    b < 0x20 && b != b'\n' && b != b'\r' && b != b'\t' && b != 0x1b && b != 0x0c && b != 0x08
 }
 
 /// Drops CRs and ANSI escapes line by line (an unterminated escape ends at its line's end);
@@ -193,6 +199,31 @@ mod tests {
         );
         assert_eq!(decode(b"  \n\n").unwrap_err(), TextError::Empty);
         assert_eq!(decode(b"").unwrap_err(), TextError::Empty);
+    }
+
+    /// Dense control bytes without a NUL: more than one in ten of the first 8 KiB (counted in
+    /// blocks of 32, the last one short) is binary, from the line of the first; text keeps
+    /// its tabs, form feeds, backspaces and colour escapes.
+    #[test]
+    fn dense_control_bytes_are_binary() {
+        for b in 0..=255u8 {
+            let allowed = matches!(b, b'\n' | b'\r' | b'\t' | 0x1b | 0x0c | 0x08);
+            assert_eq!(is_control(b), b < 0x20 && !allowed, "byte {b:#04x}");
+        }
+        // 1,003 bytes: 101 control bytes is binary, 100 is not.
+        let text = |controls: usize| {
+            let mut t = b"line one\n".to_vec();
+            t.extend(std::iter::repeat_n(b'a', 1003 - 9 - controls));
+            t.extend(std::iter::repeat_n(0x01, controls));
+            t
+        };
+        assert_eq!(
+            decode(&text(101)).unwrap_err(),
+            TextError::Binary { line: 2 }
+        );
+        assert!(decode(&text(100)).is_ok());
+        let allowed = b"\t\x0c\x08\x1b[0m\r\n".repeat(200);
+        assert!(decode(&allowed).is_ok());
     }
 
     #[test]
