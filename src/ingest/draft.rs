@@ -167,6 +167,17 @@ impl Ids {
 #[derive(Debug, Default)]
 pub struct Unhashed(Vec<(usize, Vec<u8>)>);
 
+impl Unhashed {
+    /// How many runs wait for their ids.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Gives the runs of several files their ids in one [`content_ids`] call. A small file has
 /// one run, whose hash alone leaves a lane idle: hashed with the next files' runs, it fills
 /// it (the ids are the same, each the hash of its own text).

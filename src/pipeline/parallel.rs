@@ -78,39 +78,51 @@ fn parse<T>(
 /// hash idle).
 const FILES_PER_ITEM: usize = 8;
 
-/// Reads and parses consecutive files, gives their runs ids together, then hands each file's
-/// result to `prepare`; a large file is planned, to be read in pieces. A file that cannot be
-/// read is an error in its place.
+/// Reads and parses consecutive files and hands each file's result to `prepare` once its runs
+/// have their ids; a large file is planned, to be read in pieces. A file whose last texts to
+/// hash are one run's (a small log) waits for the group's others of its kind, and their ids
+/// are hashed together; any other file goes on at once, while its text is in the cache. A
+/// file that cannot be read is an error in its place.
 fn read_files<T>(
     paths: &[PathBuf],
     sizes: stream::Sizes,
     threads: usize,
     prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
 ) -> Vec<Result<Read<T>>> {
-    let mut read: Vec<Result<Unprepared>> = paths
-        .iter()
-        .map(|path| read_or_plan(path, sizes, threads))
-        .collect();
-    draft::give_ids(read.iter_mut().filter_map(|r| match r {
-        Ok(Unprepared::Whole {
-            result, unhashed, ..
-        }) => Some((&mut result.runs[..], std::mem::take(unhashed))),
-        _ => None,
-    }));
-    read.into_iter()
-        .map(|r| {
-            r.map(|r| match r {
-                Unprepared::Whole {
-                    source,
-                    size,
-                    result,
-                    ..
-                } => Read::Whole(prepare(source, size, result), size),
-                Unprepared::InPieces { source, path, plan } => {
-                    Read::InPieces { source, path, plan }
+    let mut out: Vec<Option<Result<Read<T>>>> = Vec::with_capacity(paths.len());
+    let mut waiting = Vec::new();
+    for path in paths {
+        out.push(match read_or_plan(path, sizes, threads) {
+            Ok(Unprepared::Whole {
+                source,
+                size,
+                mut result,
+                unhashed,
+            }) => {
+                if unhashed.len() == 1 {
+                    waiting.push((out.len(), source, size, result, unhashed));
+                    None
+                } else {
+                    draft::give_ids([(&mut result.runs[..], unhashed)]);
+                    Some(Ok(Read::Whole(prepare(source, size, result), size)))
                 }
-            })
-        })
+            }
+            Ok(Unprepared::InPieces { source, path, plan }) => {
+                Some(Ok(Read::InPieces { source, path, plan }))
+            }
+            Err(e) => Some(Err(e)),
+        });
+    }
+    draft::give_ids(
+        waiting
+            .iter_mut()
+            .map(|(_, _, _, r, u)| (&mut r.runs[..], std::mem::take(u))),
+    );
+    for (i, source, size, result, _) in waiting {
+        out[i] = Some(Ok(Read::Whole(prepare(source, size, result), size)));
+    }
+    out.into_iter()
+        .map(|r| r.expect("every file of the group read"))
         .collect()
 }
 
