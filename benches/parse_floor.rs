@@ -2,8 +2,8 @@
 //! memory (no process start, no file reads, no threads), step by step:
 //!   1. splitting them into lines,
 //!   2. the run-id hash (`ContentHash`) over every byte, which every import computes over each
-//!      run's lines and which cannot change (stored runs are deduplicated by it), alone and two
-//!      texts side by side as the import hashes runs (`content_ids`),
+//!      run's lines and which cannot change (stored runs are deduplicated by it), alone and
+//!      eight texts side by side as the import hashes runs (`content_ids`),
 //!   3. reading every number on every line (words split at blanks; those that start with a
 //!      digit read as the parsers read table cells, `ingest::common::decimal`),
 //!   4. `ingest::parse_bytes` on each transcript: the whole parse of a file into runs.
@@ -71,10 +71,14 @@ fn main() {
             })
             .sum::<usize>()
     });
-    step("run-id hash, two lanes (content_ids)", total, || {
-        let texts: Vec<&[u8]> = files.iter().map(|f| f.as_slice()).collect();
-        content_ids(&texts).len()
-    });
+    step(
+        "run-id hash, texts side by side (content_ids)",
+        total,
+        || {
+            let texts: Vec<&[u8]> = files.iter().map(|f| f.as_slice()).collect();
+            content_ids(&texts).len()
+        },
+    );
     step("every number read (words from a digit)", total, || {
         files
             .iter()

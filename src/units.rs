@@ -180,7 +180,12 @@ pub fn qperf_size_bytes(value: f64, unit: &str) -> Option<f64> {
 
 /// qperf counts: `29,973`, `6.42 million`, `1.2 billion`.
 pub fn qperf_count(value: &str, word: Option<&str>) -> Option<f64> {
-    let v: f64 = value.replace(',', "").parse().ok()?;
+    // Most counts have no thousands separator: parsed where they stand, not copied first.
+    let v: f64 = if value.contains(',') {
+        value.replace(',', "").parse().ok()?
+    } else {
+        value.parse().ok()?
+    };
     Some(match word {
         None | Some("") => v,
         Some("thousand") => v * 1e3,
