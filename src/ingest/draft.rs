@@ -52,9 +52,9 @@ impl Default for ContentHash {
 }
 
 /// How many texts [`content_ids`] hashes side by side. Each is a chain of multiplies that
-/// waits for the last; this CPU runs several chains at once (`benches/parse_floor`: one text
-/// 0.8 GB/s, two 1.6, four 3.3, eight 6.5).
-const LANES: usize = 8;
+/// waits for the last, and this CPU runs several chains at once; four lanes' states and
+/// texts still fit in registers (eight spilled them and were slower than four).
+const LANES: usize = 4;
 
 /// The ids of `texts` (each [`ContentHash`] of one text, in order), hashed in [`LANES`] lanes
 /// of about equal bytes side by side.
@@ -87,11 +87,10 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
             }
         }
         // The widest run of lanes that all have text: all of them, or, once some are out of
-        // texts, four, two or one of those left.
+        // texts, two or one of those left.
         let width = match count {
             0 => return out,
             LANES => LANES,
-            4.. => 4,
             2.. => 2,
             _ => 1,
         };
@@ -102,16 +101,6 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
                 let hashes = side_by_side(at.map(|a| a.2), rest, n);
                 for (a, h) in at.iter_mut().zip(hashes) {
                     a.2 = h;
-                }
-            }
-            4 => {
-                let hashes = side_by_side(
-                    [0, 1, 2, 3].map(|i| at[open[i]].2),
-                    [0, 1, 2, 3].map(|i| rest[open[i]]),
-                    n,
-                );
-                for (&l, h) in open.iter().zip(hashes) {
-                    at[l].2 = h;
                 }
             }
             2 => {
