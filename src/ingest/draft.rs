@@ -160,7 +160,8 @@ pub fn id_text(command: Option<&CommandLine>, lines: FileLines, draft: &RunDraft
 }
 
 /// Run ids worked out a batch at a time ([`content_ids`]): the texts of a file's runs wait until
-/// they add up to [`Ids::BATCH`] bytes, so memory holds that much text plus one run's.
+/// they add up to [`Ids::BATCH`] bytes, so memory holds that much text plus one run's; what is
+/// left at the file's end is hashed by [`give_ids`], with other files' runs ([`Ids::unhashed`]).
 #[derive(Default)]
 pub struct Ids {
     waiting: Vec<(usize, Vec<u8>)>,
@@ -177,11 +178,6 @@ impl Ids {
         if self.bytes >= Self::BATCH {
             self.flush(runs);
         }
-    }
-
-    /// Gives the runs still waiting their ids.
-    pub fn finish(mut self, runs: &mut [Run]) {
-        self.flush(runs);
     }
 
     /// The texts of the runs still waiting their ids (less than a batch), for [`give_ids`]
@@ -205,13 +201,10 @@ impl Ids {
 pub struct Unhashed(Vec<(usize, Vec<u8>)>);
 
 impl Unhashed {
-    /// How many runs wait for their ids.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Whether one run waits for its id (a small log): alone, its hash would leave the other
+    /// lanes idle.
+    pub fn is_one_run(&self) -> bool {
+        self.0.len() == 1
     }
 }
 

@@ -99,7 +99,7 @@ fn read_files<T>(
                 mut result,
                 unhashed,
             }) => {
-                if unhashed.len() == 1 {
+                if unhashed.is_one_run() {
                     waiting.push((out.len(), source, size, result, unhashed));
                     None
                 } else {
