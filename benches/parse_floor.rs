@@ -23,7 +23,7 @@ use std::time::Instant;
 // The binary's allocator, so that step 4 allocates as an import does.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: linkperf::allocator::MiMalloc = linkperf::allocator::MiMalloc;
 
 /// The perftest seed transcripts, the same four `benches/import.sh` copies into its corpus.
 const SEEDS: [&str; 4] = [

@@ -6,6 +6,9 @@
 //! `normalize`/`compare`/`gate`/`report` (runs → views). `commands` wires the CLI commands
 //! to that flow; ARCHITECTURE.md draws the layers.
 
+/// The binary's allocator (and the benchmarks'): the `mimalloc` feature, on by default.
+#[cfg(feature = "mimalloc")]
+pub mod allocator;
 pub mod benchlog;
 pub mod counters;
 pub mod ingest;

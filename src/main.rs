@@ -7,7 +7,7 @@ use std::process::ExitCode;
 // lists beat glibc's arenas there (benches/import.sh measures it).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: linkperf::allocator::MiMalloc = linkperf::allocator::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = match linkperf::cli::Cli::try_parse() {
