@@ -6,6 +6,8 @@ use crate::ingest::file_lines::FileLines;
 use crate::model::{CommandLine, Measurement, Role, Run, RunStatus, Tool};
 use std::collections::BTreeMap;
 
+mod wide;
+
 /// A stable 128-bit content hash (two FNV-1a 64 lanes with different offsets) used as the run
 /// id. It must never change between versions, since stored runs are deduplicated by it; a
 /// cryptographic hash is not needed (ids are keys, not signatures) and cost 15 % of import time.
@@ -52,26 +54,36 @@ impl Default for ContentHash {
 }
 
 /// How many texts [`content_ids`] hashes side by side. Each is a chain of multiplies that
-/// waits for the last, and this CPU runs several chains at once; four lanes' states and
-/// texts still fit in registers (eight spilled them and were slower than four).
-const LANES: usize = 4;
+/// waits for the last, and this CPU runs several chains at once: eight in vector registers
+/// ([`wide`]) where the CPU has them, else four (their states and texts still fit in the
+/// general registers; eight spilled them and were slower than four).
+const MOST_LANES: usize = 8;
 
-/// The ids of `texts` (each [`ContentHash`] of one text, in order), hashed in [`LANES`] lanes
+fn lanes() -> usize {
+    if wide::available() {
+        MOST_LANES
+    } else {
+        4
+    }
+}
+
+/// The ids of `texts` (each [`ContentHash`] of one text, in order), hashed in [`lanes`] lanes
 /// of about equal bytes side by side.
 pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
-    let mut lanes: [Vec<usize>; LANES] = Default::default();
-    let mut load = [0; LANES];
+    let used = lanes();
+    let mut lanes: [Vec<usize>; MOST_LANES] = Default::default();
+    let mut load = [0; MOST_LANES];
     for (k, t) in texts.iter().enumerate() {
-        let l = (0..LANES).min_by_key(|&l| load[l]).unwrap_or(0);
+        let l = (0..used).min_by_key(|&l| load[l]).unwrap_or(0);
         lanes[l].push(k);
         load[l] += t.len();
     }
     let mut out = vec![String::new(); texts.len()];
     // Per lane: which of its texts, how far into it, and its hash so far.
-    let mut at = [(0, 0, ContentHash::new()); LANES];
+    let mut at = [(0, 0, ContentHash::new()); MOST_LANES];
     loop {
-        let mut rest: [&[u8]; LANES] = [&[]; LANES];
-        let mut open = [0; LANES];
+        let mut rest: [&[u8]; MOST_LANES] = [&[]; MOST_LANES];
+        let mut open = [0; MOST_LANES];
         let mut count = 0;
         for (l, (text, offset, hash)) in at.iter_mut().enumerate() {
             // Texts done (an empty one at once) take their id; the lane moves to its next.
@@ -86,21 +98,32 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
                 (*text, *offset) = (*text + 1, 0);
             }
         }
-        // The widest run of lanes that all have text: all of them, or, once some are out of
-        // texts, two or one of those left.
+        // The widest run of lanes that all have text: all eight, or, once some are out of
+        // texts (or four are used), four, two or one of those left.
         let width = match count {
             0 => return out,
-            LANES => LANES,
+            MOST_LANES => MOST_LANES,
+            4.. => 4,
             2.. => 2,
             _ => 1,
         };
         let open = &open[..width];
         let n = open.iter().map(|&l| rest[l].len()).min().unwrap_or(0);
         match width {
-            LANES => {
-                let hashes = side_by_side(at.map(|a| a.2), rest, n);
+            MOST_LANES => {
+                let hashes = wide::side_by_side8(at.map(|a| a.2), rest, n);
                 for (a, h) in at.iter_mut().zip(hashes) {
                     a.2 = h;
+                }
+            }
+            4 => {
+                let hashes = side_by_side(
+                    [0, 1, 2, 3].map(|i| at[open[i]].2),
+                    [0, 1, 2, 3].map(|i| rest[open[i]]),
+                    n,
+                );
+                for (&l, h) in open.iter().zip(hashes) {
+                    at[l].2 = h;
                 }
             }
             2 => {
