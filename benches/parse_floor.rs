@@ -2,7 +2,7 @@
 //! memory (no process start, no file reads, no threads), step by step:
 //!   1. splitting them into lines,
 //!   2. the run-id hash (`ContentHash`) over every byte, which every import computes over each
-//!      run's lines and which cannot change (stored runs are deduplicated by it), alone and
+//!      run's lines and which cannot change (stored runs are deduplicated by it), alone
 //!      and side by side as the import hashes runs (`content_ids`: eight texts in AVX-512
 //!      registers where the CPU has them, else four),
 //!   3. reading every number on every line (words split at blanks; those that start with a
