@@ -385,18 +385,22 @@ mod tests {
         h.hex()
     }
 
+    /// Pseudo-random numbers from `seed` (xorshift): the same texts on every run of a test.
+    pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// Every text gets the id it gets hashed alone, whatever the others beside it: none, one,
     /// fewer than the lanes, several a lane, empty ones, equal lengths, one much longer than
     /// the rest.
     #[test]
     fn ids_side_by_side_are_the_ids_hashed_alone() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         assert!(content_ids(&[]).is_empty());
         assert_eq!(content_ids(&[b"ab"]), vec![alone(b"ab")]);
         for case in 0..200 {

@@ -96,13 +96,7 @@ mod tests {
     /// way, end where each text hashed alone ends; so does the fallback.
     #[test]
     fn eight_lanes_end_as_each_text_alone() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::ingest::draft::tests::xorshift(0x2545_f491_4f6c_dd1d);
         for n in (0..40).chain([63, 64, 65, 1000, 4099]) {
             let texts: Vec<Vec<u8>> = (0..8)
                 .map(|l| (0..n + l * 3).map(|_| next() as u8).collect())
