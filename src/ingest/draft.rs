@@ -116,31 +116,29 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
                     a.2 = h;
                 }
             }
-            4 => {
-                let hashes = side_by_side(
-                    [0, 1, 2, 3].map(|i| at[open[i]].2),
-                    [0, 1, 2, 3].map(|i| rest[open[i]]),
-                    n,
-                );
-                for (&l, h) in open.iter().zip(hashes) {
-                    at[l].2 = h;
-                }
-            }
-            2 => {
-                let hashes = side_by_side(
-                    [0, 1].map(|i| at[open[i]].2),
-                    [0, 1].map(|i| rest[open[i]]),
-                    n,
-                );
-                for (&l, h) in open.iter().zip(hashes) {
-                    at[l].2 = h;
-                }
-            }
+            4 => open_side_by_side::<4>(&mut at, &rest, open, n),
+            2 => open_side_by_side::<2>(&mut at, &rest, open, n),
             _ => at[open[0]].2.update(&rest[open[0]][..n]),
         }
         for &l in open {
             at[l].1 += n;
         }
+    }
+}
+
+/// [`side_by_side`] over the first `W` of the lanes `open` (of [`content_ids`]' lane states
+/// `at` and texts left `rest`): each lane's hash on with `n` more bytes.
+#[inline]
+fn open_side_by_side<const W: usize>(
+    at: &mut [(usize, usize, ContentHash); MOST_LANES],
+    rest: &[&[u8]; MOST_LANES],
+    open: &[usize],
+    n: usize,
+) {
+    let lanes: [usize; W] = std::array::from_fn(|i| open[i]);
+    let hashes = side_by_side(lanes.map(|l| at[l].2), lanes.map(|l| rest[l]), n);
+    for (l, h) in lanes.into_iter().zip(hashes) {
+        at[l].2 = h;
     }
 }
 
