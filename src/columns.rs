@@ -156,7 +156,7 @@ macro_rules! access {
         })
     };
     (string $f:ident) => {
-        Access::Str(|r| Some(r.$f.as_str()), |r, v| r.$f = v.unwrap_or_default())
+        Access::Str(|r| Some(&*r.$f), |r, v| r.$f = v.unwrap_or_default().into())
     };
     (line $f:ident) => {
         Access::U32(|r| Some(r.$f), |r, v| r.$f = v.unwrap_or(0))

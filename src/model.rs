@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod sparse;
+mod word;
 pub use sparse::{Sparse, SparseSlot};
+pub use word::{word, Word};
 
 /// The tool families linkperf reads. A run's `tool` column holds [`Tool::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -214,7 +216,7 @@ pub struct Measurement {
     /// The row exactly as printed (after decoding), for provenance.
     pub raw_text: String,
     /// The unit the tool printed for the row's main values (`Gb/sec`, `MiB/sec`, `usec`, ...).
-    pub raw_unit: String,
+    pub raw_unit: Word,
     pub msg_size_bytes: Option<u64>,
     pub iterations: Option<u64>,
     pub bw_peak_gbps: Option<f64>,

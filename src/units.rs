@@ -106,6 +106,40 @@ pub fn iperf_bytes(value: f64, unit: &str) -> Option<f64> {
     Some(value * factor)
 }
 
+/// The unit labels the parsers read, as printed: perftest's table headers, iperf 2 and iperf3
+/// rates, qperf's bandwidths, times and rates. A row's `raw_unit` borrows its label from here
+/// ([`crate::model::word`]) instead of copying it per row.
+pub const PRINTED: &[&str] = &[
+    "Gb/sec",
+    "MB/sec",
+    "MiB/sec",
+    "usec",
+    "cycles",
+    "Mpps",
+    "bits/sec",
+    "Kbits/sec",
+    "Mbits/sec",
+    "Gbits/sec",
+    "Tbits/sec",
+    "Bytes/sec",
+    "KBytes/sec",
+    "MBytes/sec",
+    "GBytes/sec",
+    "bytes/sec",
+    "KB/sec",
+    "GB/sec",
+    "Kb/sec",
+    "Mb/sec",
+    "ns",
+    "us",
+    "ms",
+    "sec",
+    "/sec",
+    "K/sec",
+    "M/sec",
+    "G/sec",
+];
+
 /// iperf 2 and iperf3 rates in Gbit/s: `Kbits/sec` ... are powers of 1000
 /// (`kConversionForBits[]`); upper-case `-f K/M/G` rates (`MBytes/sec`) are bytes, powers of 1024.
 pub fn iperf_rate_gbps(value: f64, unit: &str) -> Option<f64> {

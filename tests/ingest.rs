@@ -446,10 +446,7 @@ fn linkperf_bench_logs() {
     assert_eq!(r.runs[7].facts["atomic_type"], "CMP_AND_SWAP");
     assert_eq!(r.runs[0].measurements.len(), 3);
     let lat = &r.runs[3].measurements[1];
-    assert_eq!(
-        (lat.msg_size_bytes, lat.raw_unit.as_str()),
-        (Some(4096), "usec")
-    );
+    assert_eq!((lat.msg_size_bytes, &*lat.raw_unit), (Some(4096), "usec"));
     assert!(lat.extra.contains_key("p99.99") && lat.lat_p999_us.is_some());
 
     let r = parse("fixtures/linkperf-bench/write_bw-2qp-duration-intervals.log");

@@ -33,7 +33,7 @@ fn bandwidth_in_mib_per_second_and_in_gbits() {
     );
     let m = &client.measurements[0];
     assert_eq!(
-        (m.line, m.raw_text.as_str(), m.raw_unit.as_str()),
+        (m.line, m.raw_text.as_str(), &*m.raw_unit),
         (2, "29.031270", "MB/sec")
     );
     assert_eq!(m.msg_size_bytes, Some(65536));
@@ -47,10 +47,7 @@ fn bandwidth_in_mib_per_second_and_in_gbits() {
 
     let gbits = run("write_bw-output-bandwidth-gbits-client.txt");
     let m = &gbits.measurements[0];
-    assert_eq!(
-        (m.raw_unit.as_str(), m.bw_avg_gbps),
-        ("Gb/sec", Some(0.128089))
-    );
+    assert_eq!((&*m.raw_unit, m.bw_avg_gbps), ("Gb/sec", Some(0.128089)));
 }
 
 #[test]
@@ -71,7 +68,7 @@ fn message_rate_and_latency() {
     assert_eq!(lat.test, "ib_write_lat");
     let m = &lat.measurements[0];
     assert_eq!(
-        (m.msg_size_bytes, m.lat_avg_us, m.raw_unit.as_str()),
+        (m.msg_size_bytes, m.lat_avg_us, &*m.raw_unit),
         (Some(64), Some(4407.880955), "usec")
     );
     assert_eq!(

@@ -153,12 +153,12 @@ fn apply(
     let unit = v.unit.trim();
     let ok = match key {
         "bw" | "recv_bw" => {
-            m.raw_unit = unit.to_string();
+            m.raw_unit = crate::model::word(unit, crate::units::PRINTED);
             m.bw_avg_gbps = qperf_bw_gbps(n, unit);
             m.bw_avg_gbps.is_some()
         }
         "latency" => {
-            m.raw_unit = unit.to_string();
+            m.raw_unit = crate::model::word(unit, crate::units::PRINTED);
             m.lat_avg_us = qperf_time_us(n, unit);
             m.lat_avg_us.is_some()
         }

@@ -204,7 +204,7 @@ pub(super) fn measurement(
             raw.trim()
         ));
     }
-    m.raw_unit = unit.to_string();
+    m.raw_unit = crate::model::word(unit, crate::units::PRINTED);
     Ok(m)
 }
 

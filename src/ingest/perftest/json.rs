@@ -239,7 +239,7 @@ pub fn parse(
         notes.push(format!(
             "bandwidth unit {unit} inferred from MsgRate × MsgSize (the JSON file records none)"
         ));
-        m.raw_unit = unit.to_string();
+        m.raw_unit = unit.to_string().into();
         m.bw_avg_gbps = Some(unit.to_gbps(avg));
         m.bw_peak_gbps = num("results.BW_peak")
             .filter(|&p| p > 0.0)

@@ -1,0 +1,31 @@
+//! Text from a small vocabulary that every row or run carries (the unit a tool printed):
+//! borrowed from the program when it is one of the texts linkperf knows, owned otherwise. An
+//! import makes one per row, and an owned copy of the same few words was an allocation and a
+//! free per row.
+
+use std::borrow::Cow;
+
+/// A known text borrowed, any other owned; reads, compares and serialises as the text.
+pub type Word = Cow<'static, str>;
+
+/// `text` as a [`Word`]: borrowed when `known` holds it, else an owned copy.
+pub fn word(text: &str, known: &[&'static str]) -> Word {
+    match known.iter().find(|k| **k == text) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(text.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_texts_are_borrowed_others_owned() {
+        let known = ["Gb/sec", "usec"];
+        assert!(matches!(word("usec", &known), Cow::Borrowed("usec")));
+        let other = word("furlongs/fortnight", &known);
+        assert!(matches!(other, Cow::Owned(_)));
+        assert_eq!(other, "furlongs/fortnight");
+    }
+}
