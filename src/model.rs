@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 mod sparse;
 mod word;
 pub use sparse::{Sparse, SparseSlot};
-pub use word::{word, Word};
+pub use word::{word, Facts, Word};
 
 /// The tool families linkperf reads. A run's `tool` column holds [`Tool::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -157,7 +157,7 @@ pub struct Run {
     pub connection_type: Option<String>,
     pub qps: Option<u32>,
     /// Everything else the tool printed about its setup (banner key → value, address lines).
-    pub facts: BTreeMap<String, String>,
+    pub facts: Facts,
     /// Warnings the tool printed (CPU frequency, inline feature, activation nags, ...), with line.
     pub notes: Vec<String>,
     /// Error text when `status` is `Failed`.

@@ -99,7 +99,7 @@ fn parse_test(
 struct TestReader<'a, 'p> {
     source: &'a str,
     problems: &'p mut Vec<Problem>,
-    facts: BTreeMap<String, String>,
+    facts: crate::model::Facts,
     test: Option<BenchTest>,
     rows: Vec<Measurement>,
     /// The table's unit, from its header: `Gb/sec` or `usec`.
@@ -120,12 +120,11 @@ impl TestReader<'_, '_> {
             .strip_prefix(HEADER)
             .and_then(|r| r.split_whitespace().next())
         {
-            self.facts
-                .insert("linkperf_version".to_string(), v.to_string());
+            self.facts.insert("linkperf_version".into(), v.to_string());
         }
         if let Some(p) = line.split("protocol v").nth(1) {
             self.facts.insert(
-                "protocol_version".to_string(),
+                "protocol_version".into(),
                 p.trim_end_matches(')').to_string(),
             );
         }
@@ -162,18 +161,19 @@ impl TestReader<'_, '_> {
         if self.section == Section::Header && self.test.is_none() {
             self.title(i, h);
         } else if let Some((k, v)) = h.strip_prefix("device.").and_then(|d| d.split_once(": ")) {
-            self.facts.insert(format!("device.{k}"), v.to_string());
+            self.facts
+                .insert(format!("device.{k}").into(), v.to_string());
         } else if h.starts_with("bandwidth over time, ") {
             self.section = Section::Intervals;
         } else if let Some((size, rest)) = h.split_once(" bytes: ") {
             self.per_size(i, size, rest);
         } else {
             for (k, v) in fields(h) {
-                let key = match k.as_str() {
-                    "QPs" => "number_of_qps".to_string(),
-                    "Link type" => "link_type".to_string(),
-                    "Device" => "device".to_string(),
-                    other => snake_key(other),
+                let key: crate::model::Word = match k.as_str() {
+                    "QPs" => "number_of_qps".into(),
+                    "Link type" => "link_type".into(),
+                    "Device" => "device".into(),
+                    other => snake_key(other).into(),
                 };
                 self.facts.insert(key, v);
             }

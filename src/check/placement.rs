@@ -119,7 +119,7 @@ pub fn check_run(run: &Run, out: &mut Vec<Finding>) {
     }
     let fact = |k: &str| {
         run.facts
-            .get(&["device.pci.", k].concat())
+            .get(["device.pci.", k].concat().as_str())
             .map(String::as_str)
     };
     let device = run.device.as_deref().unwrap_or("the NIC");

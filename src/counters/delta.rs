@@ -90,7 +90,7 @@ pub fn attach(file: &CountersFile, source: &str, runs: &mut [Run]) {
         for (device, f, value) in &file.placement {
             if run.device.as_deref() == Some(device.as_str()) {
                 run.facts
-                    .entry(format!("device.pci.{f}"))
+                    .entry(format!("device.pci.{f}").into())
                     .or_insert_with(|| value.clone());
             }
         }

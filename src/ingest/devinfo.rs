@@ -41,7 +41,7 @@ pub const MAX_DEVICES: usize = 16_384;
 /// the lines about devices past [`MAX_DEVICES`] with their count.
 #[derive(Default)]
 struct Devices {
-    list: Vec<(String, BTreeMap<String, String>, usize)>,
+    list: Vec<(String, crate::model::Facts, usize)>,
     index: HashMap<String, usize>,
     skipped: Option<(usize, usize)>,
 }
@@ -50,7 +50,7 @@ fn entry<'a>(
     devices: &'a mut Devices,
     name: &str,
     line: usize,
-) -> Option<&'a mut BTreeMap<String, String>> {
+) -> Option<&'a mut crate::model::Facts> {
     let pos = match devices.index.get(name) {
         Some(&pos) => pos,
         None if devices.list.len() >= MAX_DEVICES => {
@@ -103,8 +103,8 @@ fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
             key(k)
         };
         match &port {
-            Some(p) => facts.insert(format!("port{p}.{name}"), v.to_string()),
-            None => facts.insert(name, v.to_string()),
+            Some(p) => facts.insert(format!("port{p}.{name}").into(), v.to_string()),
+            None => facts.insert(name.into(), v.to_string()),
         };
     }
 }
@@ -142,8 +142,8 @@ fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) 
         };
         let name = key(k);
         match &port {
-            Some(p) => facts.insert(format!("port{p}.{name}"), v.trim().to_string()),
-            None => facts.insert(name, v.trim().to_string()),
+            Some(p) => facts.insert(format!("port{p}.{name}").into(), v.trim().to_string()),
+            None => facts.insert(name.into(), v.trim().to_string()),
         };
     }
 }
@@ -174,7 +174,7 @@ fn rdma_link(all: FileLines, range: std::ops::Range<usize>, devices: &mut Device
         if let Some(caps) = t.strip_prefix("caps:") {
             if let Some((dev, port)) = &last {
                 if let Some(facts) = entry(devices, dev, i) {
-                    facts.insert(format!("port{port}.caps"), caps.trim().to_string());
+                    facts.insert(format!("port{port}.caps").into(), caps.trim().to_string());
                 }
             }
             continue;
@@ -200,7 +200,7 @@ fn rdma_link(all: FileLines, range: std::ops::Range<usize>, devices: &mut Device
         };
         for kv in pairs.chunks(2) {
             if let [k, v] = kv {
-                facts.insert(format!("port{port}.{k}"), (*v).to_string());
+                facts.insert(format!("port{port}.{k}").into(), (*v).to_string());
             }
         }
         last = Some((dev, port));
@@ -212,7 +212,7 @@ fn sysfs(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     for i in range {
         if let Some((device, file, value)) = super::sysfs::device_file(all[i]) {
             if let Some(facts) = entry(devices, device, i) {
-                facts.insert(format!("pci.{file}"), value.to_string());
+                facts.insert(format!("pci.{file}").into(), value.to_string());
             }
         }
     }
@@ -298,20 +298,20 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
                 })
                 .collect();
             for p in ports {
-                let width = facts.get(&format!("port{p}.active_width")).cloned();
-                let speed = facts.get(&format!("port{p}.active_speed")).cloned();
+                let width = facts.get(format!("port{p}.active_width").as_str()).cloned();
+                let speed = facts.get(format!("port{p}.active_speed").as_str()).cloned();
                 if let Some(rate) = width
                     .zip(speed)
                     .and_then(|(w, s)| rate_from_width_speed(&w, &s))
                 {
-                    facts.insert(format!("port{p}.rate_gbps"), format!("{rate}"));
+                    facts.insert(format!("port{p}.rate_gbps").into(), format!("{rate}"));
                 }
                 if let Some(rate) = facts
-                    .get(&format!("port{p}.rate"))
+                    .get(format!("port{p}.rate").as_str())
                     .and_then(|r| r.split_whitespace().next())
                 {
                     let rate = rate.to_string();
-                    facts.insert(format!("port{p}.rate_gbps"), rate);
+                    facts.insert(format!("port{p}.rate_gbps").into(), rate);
                 }
             }
             RunDraft {

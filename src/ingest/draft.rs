@@ -263,7 +263,7 @@ pub struct RunDraft {
     pub kind_hint: Option<&'static str>,
     pub role: Role,
     pub status: RunStatus,
-    pub facts: BTreeMap<String, String>,
+    pub facts: crate::model::Facts,
     pub notes: Vec<String>,
     pub error: Option<String>,
     pub measurements: Vec<Measurement>,

@@ -4,11 +4,11 @@
 //! are collected over the whole file ([`FileFacts::add`]) before any run takes them
 //! ([`FileFacts::apply`]); a file read in pieces collects them in a first pass.
 
-use crate::model::{Run, Tool};
+use crate::model::{Facts, Run, Tool};
 use std::collections::BTreeMap;
 
 /// (host from the prompt, device) → the merged listing of that device.
-type Listings = BTreeMap<(Option<String>, String), BTreeMap<String, String>>;
+type Listings = BTreeMap<(Option<String>, String), Facts>;
 
 #[derive(Debug, Default)]
 pub struct FileFacts {
@@ -16,7 +16,7 @@ pub struct FileFacts {
     /// it first as the runs found it.
     devices: Listings,
     /// qperf `conf` facts; a later `conf` overrides an earlier one key by key.
-    qperf_conf: BTreeMap<String, String>,
+    qperf_conf: Facts,
 }
 
 impl FileFacts {
@@ -65,7 +65,7 @@ impl FileFacts {
             {
                 for (k, v) in &self.qperf_conf {
                     run.facts
-                        .entry(["conf.", k].concat())
+                        .entry(["conf.", k].concat().into())
                         .or_insert_with(|| v.clone());
                 }
             }
@@ -78,7 +78,7 @@ impl FileFacts {
         };
         // Same host first; a listing without a host (bare capture) applies to any host; a run
         // without a host takes the listing of any host (in host order).
-        let mut sources: Vec<&BTreeMap<String, String>> = Vec::new();
+        let mut sources: Vec<&Facts> = Vec::new();
         sources.extend(self.devices.get(&(run.host.clone(), device.clone())));
         if run.host.is_some() {
             sources.extend(self.devices.get(&(None, device.clone())));
@@ -92,9 +92,9 @@ impl FileFacts {
         }
         for facts in sources {
             for (k, v) in facts {
-                if !matches!(k.as_str(), "device" | "mtu" | "link_type") {
+                if !matches!(&**k, "device" | "mtu" | "link_type") {
                     run.facts
-                        .entry(["device.", k].concat())
+                        .entry(["device.", k].concat().into())
                         .or_insert_with(|| v.clone());
                 }
             }

@@ -59,10 +59,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         if let Some(c) = PONG.captures(t) {
             // `digits[.digits]` always reads as a float (a very long one as infinity).
             let ms: f64 = c["ms"].parse().unwrap_or(f64::INFINITY);
-            facts.insert(
-                "target".to_string(),
-                format!("{} ({})", &c["host"], &c["addr"]),
-            );
+            facts.insert("target".into(), format!("{} ({})", &c["host"], &c["addr"]));
             rows.push(Measurement {
                 line: i as u32 + 1,
                 raw_text: all[i].to_string(),

@@ -265,7 +265,7 @@ struct Reader<'a, 'p> {
     problems: &'p mut Vec<Problem>,
     role: Role,
     udp: bool,
-    facts: BTreeMap<String, String>,
+    facts: crate::model::Facts,
     notes: Vec<String>,
     /// (line, text) of error lines.
     errors: Vec<(usize, String)>,
@@ -328,7 +328,7 @@ impl Reader<'_, '_> {
             )
         }) {
             self.facts
-                .insert(super::common::snake_key(k), v.trim().to_string());
+                .insert(super::common::snake_key(k).into(), v.trim().to_string());
         } else {
             return false;
         }
@@ -482,7 +482,7 @@ impl Reader<'_, '_> {
 }
 
 /// The block's facts with the session's peer and stream count.
-fn session_facts(facts: &BTreeMap<String, String>, s: &Session) -> BTreeMap<String, String> {
+fn session_facts(facts: &crate::model::Facts, s: &Session) -> crate::model::Facts {
     let mut facts = facts.clone();
     if let Some(p) = &s.peer {
         facts.insert("peer".into(), p.clone());

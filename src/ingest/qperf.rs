@@ -6,7 +6,7 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
-use crate::model::{Measurement, Role, RunStatus};
+use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{qperf_bw_gbps, qperf_count, qperf_rate_mpps, qperf_size_bytes, qperf_time_us};
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -133,18 +133,13 @@ pub fn detect(lines: &[&str]) -> bool {
 }
 
 /// One `test:` block: its measurement, its text facts and its first line.
-type TestBlock = (Measurement, BTreeMap<String, String>, usize);
+type TestBlock = (Measurement, Facts, usize);
 
 /// Applies one `key = value` line to a measurement. Returns false for a value it cannot read.
-fn apply(
-    m: &mut Measurement,
-    key: &str,
-    value: &str,
-    facts: &mut BTreeMap<String, String>,
-) -> bool {
+fn apply(m: &mut Measurement, key: &str, value: &str, facts: &mut Facts) -> bool {
     let Some(v) = value_parts(value) else {
         // Text values: `conf` keys, `loc_cpu = 20 Cores: Mixed CPUs`.
-        facts.insert(key.to_string(), value.to_string());
+        facts.insert(key.to_string().into(), value.to_string());
         return true;
     };
     let Some(n) = qperf_count(v.num, v.word) else {
@@ -297,7 +292,7 @@ fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
         {
             if test == "conf" {
                 // `loc_cpu = 20 Cores: Mixed CPUs` is a description, not a number.
-                facts.insert(key.to_string(), value.to_string());
+                facts.insert(key.to_string().into(), value.to_string());
             } else if !apply(m, key, value, facts) {
                 problems.push(Problem::new(
                     block.source,

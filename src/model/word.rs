@@ -1,12 +1,16 @@
-//! Text from a small vocabulary that every row or run carries (the unit a tool printed):
-//! borrowed from the program when it is one of the texts linkperf knows, owned otherwise. An
-//! import makes one per row, and an owned copy of the same few words was an allocation and a
-//! free per row.
+//! Text from a small vocabulary that every row or run carries (the unit a tool printed, the
+//! key of a fact): borrowed from the program when it is one of the texts linkperf knows, owned
+//! otherwise. An import makes one per row and a score per run, and an owned copy of the same
+//! few words was an allocation and a free each.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 /// A known text borrowed, any other owned; reads, compares and serialises as the text.
 pub type Word = Cow<'static, str>;
+
+/// What a tool printed about a run's setup: key → value as printed.
+pub type Facts = BTreeMap<Word, String>;
 
 /// `text` as a [`Word`]: borrowed when `known` holds it, else an owned copy.
 pub fn word(text: &str, known: &[&'static str]) -> Word {

@@ -109,8 +109,8 @@ fn active_port(run: &Run) -> String {
     for port in PORTS {
         let state = run
             .facts
-            .get(&[port, ".state"].concat())
-            .or_else(|| run.facts.get(&["device.", port, ".state"].concat()));
+            .get([port, ".state"].concat().as_str())
+            .or_else(|| run.facts.get(["device.", port, ".state"].concat().as_str()));
         if state.is_some_and(|s| s.to_ascii_uppercase().contains("ACTIVE")) {
             return port.into();
         }
@@ -151,7 +151,7 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
     let fact = |k: &str| {
         run.facts.get(k).or_else(|| {
             has_device_facts
-                .then(|| run.facts.get(&["device.", k].concat()))
+                .then(|| run.facts.get(["device.", k].concat().as_str()))
                 .flatten()
         })
     };
@@ -301,7 +301,7 @@ mod tests {
             ("port2.state", "Active"),
             ("port2.rate_gbps", "56"),
         ] {
-            r.facts.insert(format!("device.{k}"), v.into());
+            r.facts.insert(format!("device.{k}").into(), v.into());
         }
         assert_eq!(
             resolve(&r, &Config::default())["link_speed_gbps"].value,

@@ -447,7 +447,7 @@ mod tests {
             link_layer: Some("Ethernet".into()),
             connection_type: Some("RC".into()),
             qps: Some(2),
-            facts: [("k".to_string(), "v".to_string())].into(),
+            facts: [("k".into(), "v".to_string())].into(),
             notes: vec!["n".into()],
             error: Some("e".into()),
             labels: [("platform".to_string(), "kp".to_string())].into(),

@@ -359,7 +359,7 @@ fn json_point(point: &Point, stream: String, kind: &str, line: usize) -> Measure
 }
 
 /// The test's setup from the JSON `start` object.
-fn json_facts(start: &Value) -> BTreeMap<String, String> {
+fn json_facts(start: &Value) -> crate::model::Facts {
     let test_start = &start["test_start"];
     let mut facts = BTreeMap::new();
     for (k, v) in [
@@ -374,7 +374,7 @@ fn json_facts(start: &Value) -> BTreeMap<String, String> {
     ] {
         if !v.is_null() {
             facts.insert(
-                k.to_string(),
+                k.into(),
                 v.as_str().map_or_else(|| v.to_string(), str::to_string),
             );
         }

@@ -248,7 +248,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         .or_else(|| title_of(&all[range.clone()]));
     let mut facts = BTreeMap::new();
     if let Some(t) = title {
-        facts.insert("title".to_string(), t.to_string());
+        facts.insert("title".into(), t.to_string());
     }
     let mut notes = Vec::new();
     let mut errors = Vec::new();

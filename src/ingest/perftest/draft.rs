@@ -7,7 +7,6 @@ use crate::ingest::common::decimal;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
-use std::collections::BTreeMap;
 
 #[derive(Default)]
 pub(super) struct Draft {
@@ -15,7 +14,7 @@ pub(super) struct Draft {
     pub(super) end: usize,
     pub(super) title: Option<lines::Title>,
     pub(super) waiting: bool,
-    pub(super) facts: BTreeMap<String, String>,
+    pub(super) facts: crate::model::Facts,
     pub(super) notes: Vec<String>,
     pub(super) errors: Vec<String>,
     pub(super) header: Option<Vec<Column>>,

@@ -192,7 +192,7 @@ pub fn parse(
     let mut facts = BTreeMap::new();
     for (k, (v, _)) in pairs.iter().filter(|(k, _)| k.starts_with("test_info.")) {
         facts.insert(
-            crate::ingest::common::snake_key(&k["test_info.".len()..]),
+            crate::ingest::common::snake_key(&k["test_info.".len()..]).into(),
             v.clone(),
         );
     }

@@ -3,6 +3,7 @@
 //! copies from web pages collapse perftest's column padding and TABs to single spaces.
 
 use crate::ingest::common::snake_key;
+use crate::model::Word;
 use crate::units::BwUnit;
 use nom::branch::alt;
 use nom::bytes::complete::{tag, tag_no_case, take_while1};
@@ -100,7 +101,7 @@ fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 
 /// Reads a banner line into (key, value) pairs: `Dual-port : OFF Device : mrdma0` gives two.
 /// Keys are returned in snake case (`dual_port`, `data_ex_method`).
-pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
+pub fn banner_pairs(line: &str) -> Option<Vec<(Word, String)>> {
     // Asked of every banner line and of most prose: the cheap refusals first (no colon, no key
     // whose first word starts the line) before squashing (which allocates). A key's first
     // word holds no space, so squashing keeps it.
@@ -127,14 +128,21 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(String, String)>> {
     Some(out)
 }
 
-/// A banner key's fact name ([`snake_key`]), worked out once per key rather than per line.
-fn banner_snake_key(key: &str) -> String {
-    static NAMES: LazyLock<Vec<(&'static str, String)>> =
-        LazyLock::new(|| BANNER_KEYS.iter().map(|k| (*k, snake_key(k))).collect());
-    NAMES
+/// A banner key's fact name ([`snake_key`]), worked out once per key rather than per line, and
+/// borrowed by every run's facts rather than copied into each.
+fn banner_snake_key(key: &str) -> Word {
+    static NAMES: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
+        BANNER_KEYS
+            .iter()
+            .chain(SECOND_COLUMN_KEYS)
+            .map(|k| (*k, snake_key(k)))
+            .collect()
+    });
+    let names: &'static [(&'static str, String)] = &NAMES;
+    names
         .iter()
         .find(|(k, _)| *k == key)
-        .map_or_else(|| snake_key(key), |(_, name)| name.clone())
+        .map_or_else(|| snake_key(key).into(), |(_, name)| name.as_str().into())
 }
 
 /// Which bytes start one of `keys`.

@@ -65,7 +65,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<Run
     Some(vec![RunDraft {
         test_hint: Some(c.program.clone()),
         status: status_of(!rows.is_empty(), !errors.is_empty()),
-        facts: [("output".to_string(), output.name().to_string())].into(),
+        facts: [("output".into(), output.name().to_string())].into(),
         notes,
         error: (!errors.is_empty()).then(|| errors.join("\n")),
         measurements: rows,

@@ -7,6 +7,7 @@ use super::lines;
 use crate::ingest::adapter::Block;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
+use crate::model::Word;
 
 /// Parses one block; `block.named` is true when the prompt named a perftest program.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
@@ -106,7 +107,7 @@ impl Walker<'_, '_> {
             Ok(m) => match d.report_both {
                 Some(side) => {
                     d.facts
-                        .insert(format!("{side}_result"), line.trim().to_string());
+                        .insert(format!("{side}_result").into(), line.trim().to_string());
                 }
                 None => push_row(d, m, row, i),
             },
@@ -205,11 +206,7 @@ impl Walker<'_, '_> {
                 &mut d.remote_qps
             };
             *n += 1;
-            let key = if *n == 1 {
-                format!("{side}_address")
-            } else {
-                format!("{side}_address_{n}")
-            };
+            let key = side_key(side, "address", *n);
             d.facts.insert(key, rest);
         } else if let Some(g) = lines::gid(line) {
             let (side, n) = if d.remote_qps > 0 {
@@ -217,11 +214,7 @@ impl Walker<'_, '_> {
             } else {
                 ("local", d.local_qps)
             };
-            let key = if n <= 1 {
-                format!("{side}_gid")
-            } else {
-                format!("{side}_gid_{n}")
-            };
+            let key = side_key(side, "gid", n);
             d.facts.insert(key, g);
         } else if let Some(pairs) = lines::banner_pairs(line) {
             d.facts.extend(pairs);
@@ -305,13 +298,28 @@ impl Walker<'_, '_> {
             // A banner line this parser does not know (a newer perftest): keep it as a fact.
             if let Some((k, v)) = t.split_once(" : ").or_else(|| t.split_once(':')) {
                 d.touch(i);
-                d.facts
-                    .insert(crate::ingest::common::snake_key(k), v.trim().to_string());
+                d.facts.insert(
+                    crate::ingest::common::snake_key(k).into(),
+                    v.trim().to_string(),
+                );
                 return;
             }
         }
         if d.header.is_some() && !d.table_open {
             self.close();
         }
+    }
+}
+
+/// The fact key of a side's `n`th address or GID (`local_address`, `remote_gid_2`): the first's
+/// is borrowed, as every run has one.
+fn side_key(side: &str, what: &str, n: usize) -> Word {
+    match (side, what, n) {
+        ("local", "address", ..=1) => "local_address".into(),
+        ("remote", "address", ..=1) => "remote_address".into(),
+        ("local", "gid", ..=1) => "local_gid".into(),
+        ("remote", "gid", ..=1) => "remote_gid".into(),
+        (_, _, ..=1) => format!("{side}_{what}").into(),
+        _ => format!("{side}_{what}_{n}").into(),
     }
 }
