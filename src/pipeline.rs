@@ -230,7 +230,12 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
 fn split_counters_files(files: &[PathBuf]) -> (Vec<PathBuf>, HashSet<&Path>, Vec<Problem>) {
     let (sidecars, logs): (Vec<&PathBuf>, Vec<&PathBuf>) =
         files.iter().partition(|f| counters::is_sidecar(f));
-    let beside_logs: HashSet<PathBuf> = logs.iter().map(|f| counters::sidecar_path(f)).collect();
+    // Worked out only when there are counters files: a path and a hash per log of a large tree.
+    let beside_logs: HashSet<PathBuf> = if sidecars.is_empty() {
+        HashSet::new()
+    } else {
+        logs.iter().map(|f| counters::sidecar_path(f)).collect()
+    };
     let mut problems = Vec::new();
     for f in &sidecars {
         if !beside_logs.contains(*f) {
@@ -310,6 +315,7 @@ pub fn bench_run(
     Ok(run)
 }
 
+mod fd_table;
 pub mod parallel;
 mod tally;
 #[cfg(test)]

@@ -292,14 +292,19 @@ fn in_order<I: Sync, T: Send>(
         for _ in 1..jobs {
             let tx = tx.clone();
             let (next, stop, taken, weighed) = (&next, &stop, &taken, &weighed);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= items.len() {
-                    return;
-                }
-                taken.wait_for(i, window, stop);
-                if stop.load(Ordering::SeqCst) || tx.send((i, weighed(i))).is_err() {
-                    return;
+            scope.spawn(move || {
+                // Opens and closes here do not wait on the other threads' (a worker only
+                // reads its own files, and ends with the import).
+                super::fd_table::own();
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= items.len() {
+                        return;
+                    }
+                    taken.wait_for(i, window, stop);
+                    if stop.load(Ordering::SeqCst) || tx.send((i, weighed(i))).is_err() {
+                        return;
+                    }
                 }
             });
         }
