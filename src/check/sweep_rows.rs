@@ -9,6 +9,10 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 /// Rows held in memory before they are written out (about 10 MB).
 const SPILL_ROWS: usize = 256 * 1024;
 
+/// Held rows from which the room grows to [`SPILL_ROWS`] in one step: a small file's few rows
+/// take little memory, a large file's take the spill's room once.
+const GROW_WHOLE_FROM: usize = 4096;
+
 /// Names (setups, sources, tests) stored once and referred to by number.
 #[derive(Debug, Default)]
 pub struct Names {
@@ -86,6 +90,12 @@ pub struct Rows {
 
 impl Rows {
     pub fn push(&mut self, row: Row) {
+        if self.held.len() == self.held.capacity() && self.held.len() >= GROW_WHOLE_FROM {
+            // A large file's rows: room for all that are held before a spill at once, rather
+            // than doubling up to it (each doubling copied the rows into new pages, on the
+            // thread that hands results over in order).
+            self.held.reserve_exact(SPILL_ROWS - self.held.len());
+        }
         self.held.push(row);
         if self.held.len() >= SPILL_ROWS {
             self.spill();
