@@ -106,10 +106,15 @@ pub fn iperf_bytes(value: f64, unit: &str) -> Option<f64> {
     Some(value * factor)
 }
 
+/// A unit label as printed, for a row's `raw_unit`: borrowed from [`PRINTED`] when it is one
+/// of them (no copy per row), else an owned copy.
+pub fn printed(label: &str) -> crate::model::Word {
+    crate::model::word(label, PRINTED)
+}
+
 /// The unit labels the parsers read, as printed: perftest's table headers, iperf 2 and iperf3
-/// rates, qperf's bandwidths, times and rates. A row's `raw_unit` borrows its label from here
-/// ([`crate::model::word`]) instead of copying it per row.
-pub const PRINTED: &[&str] = &[
+/// rates, qperf's bandwidths, times and rates.
+const PRINTED: &[&str] = &[
     "Gb/sec",
     "MB/sec",
     "MiB/sec",

@@ -140,7 +140,7 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
     let mut m = Measurement {
         line: line as u32 + 1,
         raw_text: raw.to_string(),
-        raw_unit: crate::model::word(r.rate_unit, crate::units::PRINTED),
+        raw_unit: crate::units::printed(r.rate_unit),
         bw_avg_gbps: Some(gbps),
         sparse: crate::model::Sparse {
             interval_start_s: Some(r.start),

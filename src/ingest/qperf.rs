@@ -148,12 +148,12 @@ fn apply(m: &mut Measurement, key: &str, value: &str, facts: &mut Facts) -> bool
     let unit = v.unit.trim();
     let ok = match key {
         "bw" | "recv_bw" => {
-            m.raw_unit = crate::model::word(unit, crate::units::PRINTED);
+            m.raw_unit = crate::units::printed(unit);
             m.bw_avg_gbps = qperf_bw_gbps(n, unit);
             m.bw_avg_gbps.is_some()
         }
         "latency" => {
-            m.raw_unit = crate::model::word(unit, crate::units::PRINTED);
+            m.raw_unit = crate::units::printed(unit);
             m.lat_avg_us = qperf_time_us(n, unit);
             m.lat_avg_us.is_some()
         }

@@ -168,7 +168,7 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
         let mut m = Measurement {
             line: i as u32 + 1,
             raw_text: raw.to_string(),
-            raw_unit: crate::model::word(c.runit, crate::units::PRINTED),
+            raw_unit: crate::units::printed(c.runit),
             bw_avg_gbps: Some(
                 iperf_rate_gbps(rate, c.runit)
                     .ok_or_else(|| format!("unknown iperf3 unit {:?}", c.runit))?,

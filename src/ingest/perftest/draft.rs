@@ -203,7 +203,7 @@ pub(super) fn measurement(
             raw.trim()
         ));
     }
-    m.raw_unit = crate::model::word(unit, crate::units::PRINTED);
+    m.raw_unit = crate::units::printed(unit);
     Ok(m)
 }
 

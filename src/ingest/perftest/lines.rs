@@ -139,11 +139,11 @@ fn banner_snake_key(key: &str) -> Word {
             .collect()
     });
     let names: &'static [(&'static str, String)] = &NAMES;
-    // `key` is one of the tables' own texts: found by address, without comparing text.
+    // `key` is one of the tables' own texts: found by address, without comparing text (any
+    // other key would get the same name worked out here).
     names
         .iter()
         .find(|(k, _)| std::ptr::eq(*k, key))
-        .or_else(|| names.iter().find(|(k, _)| *k == key))
         .map_or_else(|| snake_key(key).into(), |(_, name)| name.as_str().into())
 }
 
