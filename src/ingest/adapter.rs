@@ -108,7 +108,12 @@ pub fn parser(family: Tool) -> Option<&'static dyn Parser> {
 
 /// The parser of the program a command runs.
 pub fn for_command(c: &CommandLine) -> Option<&'static dyn Parser> {
-    command::tool_family(&c.program).and_then(parser)
+    for_program(&c.program)
+}
+
+/// The parser of a program (a command's basename).
+pub fn for_program(program: &str) -> Option<&'static dyn Parser> {
+    command::tool_family(program).and_then(parser)
 }
 
 /// The parsers that recognise a block no known command names: an exclusive one alone, else

@@ -181,39 +181,9 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
     };
     let mut ws = words(cmd);
     // Redirections are not arguments.
-    ws.retain(|w| !(w.starts_with("2>") || w.starts_with('>') || w == "&"));
-    let mut i = 0;
+    ws.retain(|w| !is_redirection(w));
     let mut wrappers = Vec::new();
-    while i < ws.len() {
-        let prog = basename(&ws[i]);
-        let Some(value_opts) = wrapper_value_opts(prog) else {
-            break;
-        };
-        let start = i;
-        i += 1;
-        // `taskset MASK cmd` and `timeout DURATION cmd` take one positional before the command.
-        let mut positional = matches!(prog, "taskset" | "timeout" | "chrt");
-        while i < ws.len() {
-            let w = &ws[i];
-            if prog == "env" && w.contains('=') && !w.starts_with('-') {
-                i += 1;
-            } else if w.starts_with('-') {
-                i += 1;
-                if value_opts.contains(&w.as_str()) && i < ws.len() {
-                    i += 1;
-                    if prog == "taskset" {
-                        positional = false;
-                    }
-                }
-            } else if positional {
-                positional = false;
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        wrappers.push(ws[start..i].join(" "));
-    }
+    let i = skip_wrappers(&ws, |range| wrappers.push(ws[range].join(" ")));
     let program = ws
         .get(i)
         .map(|p| basename(p).to_string())
@@ -241,6 +211,71 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
         peer,
         pipe,
     })
+}
+
+/// The program [`parse`] finds in `raw` (its `program`), without taking the rest apart: what
+/// splitting a file into command blocks needs of every prompt line. `None` for an empty line.
+pub fn program(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return None;
+    }
+    let cmd = raw.split_once('|').map_or(raw, |(c, _)| c);
+    if memchr::memchr2(b'\'', b'"', cmd.as_bytes()).is_some() {
+        return parse(raw).map(|c| c.program.into());
+    }
+    // Unquoted: the words borrowed from the line, as `words` would copy them.
+    let ws: Vec<&str> = cmd
+        .split_whitespace()
+        .filter(|w| !is_redirection(w))
+        .collect();
+    let i = skip_wrappers(&ws, |_| {});
+    Some(ws.get(i).map_or("", |p| basename(p)).into())
+}
+
+/// A redirection (`2>/dev/null`, `> out.txt`) or a trailing `&`: not an argument.
+fn is_redirection(w: &str) -> bool {
+    w.starts_with("2>") || w.starts_with('>') || w == "&"
+}
+
+/// The index of the program in `ws` past any wrapper prefixes, handing each wrapper's words
+/// (as a range of `ws`) to `wrapper`.
+fn skip_wrappers<W: AsRef<str>>(
+    ws: &[W],
+    mut wrapper: impl FnMut(std::ops::Range<usize>),
+) -> usize {
+    let mut i = 0;
+    while i < ws.len() {
+        let prog = basename(ws[i].as_ref());
+        let Some(value_opts) = wrapper_value_opts(prog) else {
+            break;
+        };
+        let start = i;
+        i += 1;
+        // `taskset MASK cmd` and `timeout DURATION cmd` take one positional before the command.
+        let mut positional = matches!(prog, "taskset" | "timeout" | "chrt");
+        while i < ws.len() {
+            let w = ws[i].as_ref();
+            if prog == "env" && w.contains('=') && !w.starts_with('-') {
+                i += 1;
+            } else if w.starts_with('-') {
+                i += 1;
+                if value_opts.contains(&w) && i < ws.len() {
+                    i += 1;
+                    if prog == "taskset" {
+                        positional = false;
+                    }
+                }
+            } else if positional {
+                positional = false;
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        wrapper(start..i);
+    }
+    i
 }
 
 fn basename(p: &str) -> &str {

@@ -73,7 +73,7 @@ pub fn plan(
 }
 
 /// Blocks split from lines whose first is file line `first`, with file indices.
-fn shifted(mut blocks: Vec<transcript::Block>, first: usize) -> Vec<transcript::Block> {
+fn shifted<C>(mut blocks: Vec<transcript::Block<C>>, first: usize) -> Vec<transcript::Block<C>> {
     for b in &mut blocks {
         b.start += first;
         b.end += first;
@@ -83,28 +83,35 @@ fn shifted(mut blocks: Vec<transcript::Block>, first: usize) -> Vec<transcript::
 }
 
 /// Takes the facts of a block read by a parser of device listings or qperf (whose `conf`
-/// applies to the file).
-fn read_facts(source: &str, lines: FileLines, block: &transcript::Block, facts: &mut FileFacts) {
+/// applies to the file). The first pass knows only the program of a block's command: the
+/// command is read whole for the few blocks read here.
+fn read_facts(
+    source: &str,
+    lines: FileLines,
+    block: &transcript::Block<String>,
+    facts: &mut FileFacts,
+) {
     let gives = facts_by_command(block).unwrap_or_else(|| {
         adapter::detect(&lines[block.output_start..block.end])
             .iter()
-            .any(gives_facts)
+            .any(|p| gives_facts(*p))
     });
     if gives {
         let mut scratch = FileResult::default();
-        read_block(source, lines, block, &mut scratch, None);
+        let block = transcript::with_command(block, lines[block.start]);
+        read_block(source, lines, &block, &mut scratch, None);
         facts.add(&scratch.runs);
     }
 }
 
 /// Whether a block gives facts by the tool its command names; `None` when it names none (what
 /// detection finds in it decides).
-fn facts_by_command(block: &transcript::Block) -> Option<bool> {
-    let parser = block.command.as_ref().and_then(adapter::for_command)?;
-    Some(gives_facts(&parser))
+fn facts_by_command(block: &transcript::Block<String>) -> Option<bool> {
+    let parser = block.command.as_deref().and_then(adapter::for_program)?;
+    Some(gives_facts(parser))
 }
 
-fn gives_facts(parser: &&dyn adapter::Parser) -> bool {
+fn gives_facts(parser: &dyn adapter::Parser) -> bool {
     matches!(parser.family(), Tool::DevInfo | Tool::Qperf)
 }
 

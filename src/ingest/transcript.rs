@@ -11,9 +11,10 @@ use crate::model::CommandLine;
 use regex::Regex;
 use std::sync::LazyLock;
 
-/// A run of lines that belong to one command (or to no command).
+/// A run of lines that belong to one command (or to no command): the command taken apart, or
+/// (`Block<String>`, [`split_programs`]) only the program it runs.
 #[derive(Debug, Clone)]
-pub struct Block {
+pub struct Block<C = CommandLine> {
     /// 0-based index of the block's first line (the prompt line, if any) in the file.
     pub start: usize,
     /// 0-based index one past the block's last line.
@@ -22,7 +23,7 @@ pub struct Block {
     pub output_start: usize,
     /// Host name from the prompt.
     pub host: Option<String>,
-    pub command: Option<CommandLine>,
+    pub command: Option<C>,
 }
 
 static USER_HOST_PROMPT: LazyLock<Regex> = LazyLock::new(|| {
@@ -34,13 +35,24 @@ static USER_HOST_PROMPT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A recognised prompt line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
+pub struct Prompt<C = CommandLine> {
     pub host: Option<String>,
-    pub command: Option<CommandLine>,
+    pub command: Option<C>,
 }
 
 /// Recognises a prompt line.
 pub fn prompt(line: &str) -> Option<Prompt> {
+    prompt_read(line, command::parse)
+}
+
+/// Recognises a prompt line as [`prompt`] does, reading only the program of its command.
+pub fn prompt_program(line: &str) -> Option<Prompt<String>> {
+    prompt_read(line, |cmd| command::program(cmd).map(Into::into))
+}
+
+/// Recognises a prompt line, its command read by `read` ([`command::parse`] or a part of it:
+/// `read` gives `None` exactly where `command::parse` does, for an empty command).
+fn prompt_read<C>(line: &str, read: impl Fn(&str) -> Option<C>) -> Option<Prompt<C>> {
     // Fast path: nearly every line of a log is output, and a prompt always holds '#' or '$'.
     if line.len() > 4096 || memchr::memchr2(b'#', b'$', line.as_bytes()).is_none() {
         return None;
@@ -53,7 +65,7 @@ pub fn prompt(line: &str) -> Option<Prompt> {
         if let Some((host, cmd)) = found {
             return Some(Prompt {
                 host: Some(host.to_string()),
-                command: command::parse(cmd),
+                command: read(cmd),
             });
         }
     }
@@ -74,11 +86,10 @@ pub fn prompt(line: &str) -> Option<Prompt> {
     if !command::may_run_a_tool(cmd) {
         return None;
     }
-    let cmd = command::parse(cmd)?;
-    command::tool_family(&cmd.program)?;
+    command::tool_family(&command::program(cmd)?)?;
     Some(Prompt {
         host: None,
-        command: Some(cmd),
+        command: Some(read(cmd)?),
     })
 }
 
@@ -145,6 +156,31 @@ fn plain_user_host(line: &str) -> Option<(&str, &str)> {
 
 /// Splits `lines` into blocks. Every line belongs to exactly one block.
 pub fn split(lines: &[&str]) -> Vec<Block> {
+    split_by(lines, prompt)
+}
+
+/// The blocks of [`split`], each with only the program its command runs (a large file's first
+/// pass needs no more of most of them).
+pub fn split_programs(lines: &[&str]) -> Vec<Block<String>> {
+    split_by(lines, prompt_program)
+}
+
+/// A block of [`split_programs`] with its command read whole from its prompt line (the block's
+/// first line, `first_line`), as [`split`] gives it.
+pub fn with_command(block: &Block<String>, first_line: &str) -> Block {
+    let prompted = block.output_start > block.start;
+    Block {
+        start: block.start,
+        end: block.end,
+        output_start: block.output_start,
+        host: block.host.clone(),
+        command: prompted
+            .then(|| prompt(first_line).and_then(|p| p.command))
+            .flatten(),
+    }
+}
+
+fn split_by<C>(lines: &[&str], prompt: impl Fn(&str) -> Option<Prompt<C>>) -> Vec<Block<C>> {
     let mut blocks = Vec::new();
     let mut current = Block {
         start: 0,
@@ -298,6 +334,29 @@ mod tests {
             by_hand_count >= 60 && by_hand_count + 1 == by_regex_count,
             "{by_hand_count} of {by_regex_count} prompts read by hand"
         );
+    }
+
+    /// The first pass over a large file splits with programs only, and reads the command of a
+    /// block it needs from its first line: the same blocks, hosts and commands as `split`.
+    #[test]
+    fn blocks_with_programs_are_the_blocks_split_gives() {
+        let lines = crate::ingest::fixture_lines_with(&["fixtures"], "");
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let whole = split(&lines);
+        let light = split_programs(&lines);
+        assert_eq!(whole.len(), light.len());
+        let mut commands = 0;
+        for (w, l) in whole.iter().zip(&light) {
+            let read = with_command(l, lines[l.start]);
+            assert_eq!(
+                (w.start, w.end, w.output_start, &w.host),
+                (l.start, l.end, l.output_start, &l.host)
+            );
+            assert_eq!(w.command.as_ref().map(|c| &c.program), l.command.as_ref());
+            assert_eq!(format!("{:?}", w.command), format!("{:?}", read.command));
+            commands += usize::from(w.command.is_some());
+        }
+        assert!(commands > 100, "{commands}");
     }
 
     #[test]

@@ -12,6 +12,34 @@ fn words_without_quotes_split_as_the_quote_reader_splits_them() {
     assert!(checked > 1000, "{checked}");
 }
 
+/// `program` finds the program `parse` finds, on every line of the fixtures (prompts, output
+/// and prose alike) and on wrapped, quoted, redirected and piped commands.
+#[test]
+fn program_alone_is_the_program_parse_finds() {
+    let mut lines = crate::ingest::fixture_lines_with(&["fixtures"], "");
+    lines.extend(
+        [
+            "numactl -i 1 -C 3 ib_write_bw -a",
+            "taskset -c 16-23 timeout 60 /usr/bin/iperf3 -c x",
+            "env A=B sudo -u lab qperf h tcp_bw",
+            "2>/dev/null > out & ",
+            "'ib_read_lat' -d \"mlx5 0\"",
+            "stdbuf -oL | grep x",
+            "srun --nodelist n1 -- ib_send_bw",
+            "  |",
+            "",
+        ]
+        .map(String::from),
+    );
+    let mut programs = 0;
+    for line in &lines {
+        let parsed = parse(line).map(|c| c.program);
+        assert_eq!(program(line).map(|p| p.into_owned()), parsed, "{line:?}");
+        programs += usize::from(parsed.is_some_and(|p| tool_family(&p).is_some()));
+    }
+    assert!(programs > 40, "{programs}");
+}
+
 #[test]
 fn srun_is_a_wrapper() {
     let c = parse(

@@ -199,17 +199,14 @@ impl RangePass<'_> {
             self.found.text_seen || text.bytes().any(|b| !b.is_ascii_whitespace());
         let decoded = text::decode_utf8(text);
         let mut lines = decoded.lines();
+        let starts = line_starts(text, &decoded, &lines);
         for l in lines.iter_mut().filter(|l| l.len() > MAX_LINE_BYTES) {
             *l = "";
         }
         if self.offset == 0 && perftest::json::detect(&lines) {
             return Err(ReadWhole);
         }
-        let blocks = shifted(transcript::split(&lines), self.line);
-        // Byte offset in `chunk` of each line's start (one past the last line too).
-        let starts: Vec<usize> = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', chunk).map(|p| p + 1))
-            .collect();
+        let blocks = shifted(transcript::split_programs(&lines), self.line);
         let (offset, first_line) = (self.offset, self.line);
         // (The file's last line may have no newline: it then ends where the chunk does.)
         let at =
@@ -265,7 +262,7 @@ impl RangePass<'_> {
         Ok(Step::Took(used))
     }
 
-    fn add_cut(&mut self, block: &transcript::Block, at: u64, line_end: u64) {
+    fn add_cut(&mut self, block: &transcript::Block<String>, at: u64, line_end: u64) {
         self.found.cuts.push(Cut {
             at,
             line_end,
@@ -284,6 +281,23 @@ impl RangePass<'_> {
         self.count_own_lines(starts, usize::MAX);
         Step::Done
     }
+}
+
+/// The byte offset in `chunk` of each line's start, and one past each newline (one past the
+/// last line too, when a newline ends it). Worked out from where `decoded`'s lines lie when
+/// it is `chunk` itself (no CR or escape to drop), which saves a second search for newlines.
+fn line_starts(chunk: &str, decoded: &text::Decoded, lines: &[&str]) -> Vec<usize> {
+    let first = std::iter::once(0);
+    if !std::ptr::eq(decoded.text.as_ptr(), chunk.as_ptr()) {
+        let newlines = memchr::memchr_iter(b'\n', chunk.as_bytes());
+        return first.chain(newlines.map(|p| p + 1)).collect();
+    }
+    // Every line but an unterminated last one ends at a newline of its own.
+    let base = chunk.as_ptr() as usize;
+    let ends = lines
+        .iter()
+        .map(|l| l.as_ptr() as usize - base + l.len() + 1);
+    first.chain(ends.filter(|&e| e <= chunk.len())).collect()
 }
 
 /// The plan of the file from its ranges' findings, in file order.
