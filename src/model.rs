@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 mod sparse;
 mod word;
 pub use sparse::{Sparse, SparseSlot};
-pub use word::{word, Facts, Word};
+pub use word::{shared_text, word, Facts, Word};
 
 /// The tool families linkperf reads. A run's `tool` column holds [`Tool::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

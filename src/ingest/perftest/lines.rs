@@ -131,20 +131,27 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(Word, String)>> {
 /// A banner key's fact name ([`snake_key`]), worked out once per key rather than per line, and
 /// borrowed by every run's facts rather than copied into each.
 fn banner_snake_key(key: &str) -> Word {
-    static NAMES: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
-        BANNER_KEYS
-            .iter()
-            .chain(SECOND_COLUMN_KEYS)
-            .map(|k| (*k, snake_key(k)))
-            .collect()
+    const COUNT: usize = BANNER_KEYS.len() + SECOND_COLUMN_KEYS.len();
+    // The table inline in the static, its names in one block of their own
+    // ([`crate::model::shared_text`]): every core reads them for every run.
+    static NAMES: LazyLock<[(&'static str, &'static str); COUNT]> = LazyLock::new(|| {
+        let keys = || BANNER_KEYS.iter().chain(SECOND_COLUMN_KEYS);
+        let snake: Vec<String> = keys().map(|k| snake_key(k)).collect();
+        let all = crate::model::shared_text(&snake.concat());
+        let mut names = [("", ""); COUNT];
+        let mut at = 0;
+        for ((slot, key), name) in names.iter_mut().zip(keys()).zip(&snake) {
+            *slot = (*key, &all[at..at + name.len()]);
+            at += name.len();
+        }
+        names
     });
-    let names: &'static [(&'static str, String)] = &NAMES;
     // `key` is one of the tables' own texts: found by address, without comparing text (any
     // other key would get the same name worked out here).
-    names
+    NAMES
         .iter()
         .find(|(k, _)| std::ptr::eq(*k, key))
-        .map_or_else(|| snake_key(key).into(), |(_, name)| name.as_str().into())
+        .map_or_else(|| snake_key(key).into(), |(_, name)| (*name).into())
 }
 
 /// Which bytes start one of `keys`.
