@@ -1,5 +1,20 @@
 //! Small line-reading helpers shared by the tool parsers.
 
+/// Declares regexes compiled on each thread that uses them, used as `NAME.with(|re| …)`.
+/// One `Regex` searched on two cores at once costs both: it lends its search cache through a
+/// word that the first thread to search writes twice per search and every other thread
+/// reads, so the cores keep taking that cache line from each other (an import searches per
+/// line). A regex compiles in well under a millisecond.
+macro_rules! per_thread_regex {
+    ($($(#[$doc:meta])* static $name:ident = $re:expr;)+) => {
+        thread_local! {
+            $($(#[$doc])* static $name: regex::Regex =
+                regex::Regex::new($re).expect(concat!("regex ", stringify!($name)));)+
+        }
+    };
+}
+pub(crate) use per_thread_regex;
+
 /// Scans a decimal number at the start of `input` (`2`, `-0.5`, `11403.46`, `1e+06`) and
 /// returns it with the rest of the input.
 pub fn leading_number(input: &str) -> Option<(&str, &str)> {

@@ -10,24 +10,15 @@ use super::adapter::Block;
 use super::draft::status_of;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role};
-use regex::Regex;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 // Numbers are `digits[.digits]` as ibping prints them: a time such as `0.22.6019` is no number,
 // and its line goes to the problems rather than into a row as not-a-number.
-static PONG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^Pong from (?P<host>.+?) \((?P<addr>[^)]*)\): time (?P<ms>\d+(?:\.\d+)?) ms")
-        .expect("pong regex")
-});
-static STATS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) received, (?P<loss>\d+(?:\.\d+)?)% packet loss, time (?P<time>\d+(?:\.\d+)?) ?ms")
-        .expect("stats regex")
-});
-static RTT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^rtt min/avg/max = (?P<min>\d+(?:\.\d+)?)/(?P<avg>\d+(?:\.\d+)?)/(?P<max>\d+(?:\.\d+)?) ms")
-        .expect("rtt regex")
-});
+crate::ingest::common::per_thread_regex! {
+    static PONG = r"^Pong from (?P<host>.+?) \((?P<addr>[^)]*)\): time (?P<ms>\d+(?:\.\d+)?) ms";
+    static STATS = r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) received, (?P<loss>\d+(?:\.\d+)?)% packet loss, time (?P<time>\d+(?:\.\d+)?) ?ms";
+    static RTT = r"^rtt min/avg/max = (?P<min>\d+(?:\.\d+)?)/(?P<avg>\d+(?:\.\d+)?)/(?P<max>\d+(?:\.\d+)?) ms";
+}
 
 crate::ingest::adapter::declare_parser!(Ibping, Ibping);
 
@@ -35,7 +26,7 @@ crate::ingest::adapter::declare_parser!(Ibping, Ibping);
 pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         let t = l.trim();
-        (t.starts_with("Pong from ") && PONG.is_match(t))
+        (t.starts_with("Pong from ") && PONG.with(|re| re.is_match(t)))
             || (memchr::memchr(b'-', l.as_bytes()).is_some() && l.contains("ibping statistics ---"))
     })
 }
@@ -56,7 +47,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         if t.is_empty() {
             continue;
         }
-        if let Some(c) = PONG.captures(t) {
+        if let Some(c) = PONG.with(|re| re.captures(t)) {
             // `digits[.digits]` always reads as a float (a very long one as infinity).
             let ms: f64 = c["ms"].parse().unwrap_or(f64::INFINITY);
             facts.insert("target".into(), format!("{} ({})", &c["host"], &c["addr"]));
@@ -72,7 +63,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
                 .into(),
                 ..Measurement::default()
             });
-        } else if let Some(c) = STATS.captures(t) {
+        } else if let Some(c) = STATS.with(|re| re.captures(t)) {
             let (Ok(tx), Ok(rx)) = (c["tx"].parse::<u64>(), c["rx"].parse::<u64>()) else {
                 problems.push(Problem::new(
                     source,
@@ -90,7 +81,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             summary
                 .extra
                 .insert("time".into(), format!("{} ms", &c["time"]));
-        } else if let Some(c) = RTT.captures(t) {
+        } else if let Some(c) = RTT.with(|re| re.captures(t)) {
             has_summary = true;
             let us = |k: &str| c[k].parse::<f64>().ok().map(|v| v * 1000.0);
             summary.lat_min_us = us("min");

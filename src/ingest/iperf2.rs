@@ -17,9 +17,7 @@ use nom::character::complete::{char, space0, space1};
 use nom::combinator::opt;
 use nom::sequence::delimited;
 use nom::{IResult, Parser};
-use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
 
 crate::ingest::adapter::declare_parser!(Iperf2, Iperf2);
 
@@ -118,18 +116,11 @@ fn csv_fields(line: &str) -> Option<Vec<&str>> {
     (digits.len() == 14 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(fields)
 }
 
-static UDP_LOSS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$")
-        .expect("udp regex")
-});
-static UDP_LATENCY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?P<avg>[\d.]+)/(?P<min>[\d.]+)/(?P<max>[\d.]+)/(?P<stdev>[\d.]+)\s+ms")
-        .expect("latency regex")
-});
-static TCP_ENHANCED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<writes>\d+)/(?P<errs>\d+)\s+(?P<retry>\d+)\s+(?:(?P<inflight>\d+)/)?(?P<cwnd>\d+)K/(?P<rtt>\d+)(?:\((?P<var>\d+)\))?\s*us")
-        .expect("tcp enhanced regex")
-});
+crate::ingest::common::per_thread_regex! {
+    static UDP_LOSS = r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$";
+    static UDP_LATENCY = r"(?P<avg>[\d.]+)/(?P<min>[\d.]+)/(?P<max>[\d.]+)/(?P<stdev>[\d.]+)\s+ms";
+    static TCP_ENHANCED = r"^(?P<writes>\d+)/(?P<errs>\d+)\s+(?P<retry>\d+)\s+(?:(?P<inflight>\d+)/)?(?P<cwnd>\d+)K/(?P<rtt>\d+)(?:\((?P<var>\d+)\))?\s*us";
+}
 
 /// Converts one report line into a measurement (row kind is decided later, per stream).
 fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, String> {
@@ -153,20 +144,20 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         ..Measurement::default()
     };
     let mut rest = r.rest.to_string();
-    if let Some(c) = UDP_LOSS.captures(r.rest) {
+    if let Some(c) = UDP_LOSS.with(|re| re.captures(r.rest)) {
         m.jitter_ms = c["jitter"].parse().ok();
         m.lost = c["lost"].parse().ok();
         m.total = c["total"].parse().ok();
         m.loss_pct = c["pct"].parse().ok();
         rest = c["rest"].to_string();
-        if let Some(l) = UDP_LATENCY.captures(&rest) {
+        if let Some(l) = UDP_LATENCY.with(|re| re.captures(&rest)) {
             let us = |k: &str| l[k].parse::<f64>().ok().map(|v| v * 1000.0);
             m.lat_avg_us = us("avg");
             m.lat_min_us = us("min");
             m.lat_max_us = us("max");
             m.lat_stdev_us = us("stdev");
         }
-    } else if let Some(c) = TCP_ENHANCED.captures(r.rest) {
+    } else if let Some(c) = TCP_ENHANCED.with(|re| re.captures(r.rest)) {
         m.retransmits = c["retry"].parse().ok();
         m.cwnd_bytes = c["cwnd"].parse::<f64>().ok().map(|k| k * 1024.0);
         m.rtt_us = c["rtt"].parse().ok();

@@ -8,14 +8,11 @@ use super::adapter::Block;
 use super::{Problem, RunDraft};
 use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{qperf_bw_gbps, qperf_count, qperf_rate_mpps, qperf_size_bytes, qperf_time_us};
-use regex::Regex;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-static VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<num>-?[\d,]*\.?\d+)\s*(?P<word>thousand|million|billion|trillion)?\s*(?P<unit>[^(]*?)\s*(?:\((?P<exact>[\d,]+)\))?$")
-        .expect("qperf value regex")
-});
+crate::ingest::common::per_thread_regex! {
+    static VALUE = r"^(?P<num>-?[\d,]*\.?\d+)\s*(?P<word>thousand|million|billion|trillion)?\s*(?P<unit>[^(]*?)\s*(?:\((?P<exact>[\d,]+)\))?$";
+}
 
 /// A numeric qperf value taken apart: `1.2 million/sec`, `64 KB (65,536)`, `-3 us`.
 #[derive(Debug, PartialEq)]
@@ -28,7 +25,7 @@ struct Value<'a> {
 
 /// A value as `VALUE` captures it; `None` for a text value.
 fn by_regex(value: &str) -> Option<Value<'_>> {
-    let c = VALUE.captures(value)?;
+    let c = VALUE.with(|re| re.captures(value))?;
     Some(Value {
         num: c.name("num")?.as_str(),
         word: c.name("word").map(|w| w.as_str()),
@@ -337,6 +334,7 @@ const ERROR_WORDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
 
     /// The hand readers answer as the regexes they replaced, on every line of the project's
     /// qperf output and on hand-made edge cases.

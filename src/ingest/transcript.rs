@@ -8,8 +8,6 @@
 
 use super::command;
 use crate::model::CommandLine;
-use regex::Regex;
-use std::sync::LazyLock;
 
 /// A run of lines that belong to one command (or to no command): the command taken apart, or
 /// (`Block<String>`, [`split_programs`]) only the program it runs.
@@ -26,12 +24,9 @@ pub struct Block<C = CommandLine> {
     pub command: Option<C>,
 }
 
-static USER_HOST_PROMPT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*(?:\[[^\]]*\]\s*)*\[?(?P<user>[A-Za-z0-9_.-]+)@(?P<host>[A-Za-z0-9_.-]+)(?:[:\s][^\]#$]*)?\]?\s*[#$]\s?(?P<cmd>.*)$",
-    )
-    .expect("prompt regex")
-});
+crate::ingest::common::per_thread_regex! {
+    static USER_HOST_PROMPT = r"^\s*(?:\[[^\]]*\]\s*)*\[?(?P<user>[A-Za-z0-9_.-]+)@(?P<host>[A-Za-z0-9_.-]+)(?:[:\s][^\]#$]*)?\]?\s*[#$]\s?(?P<cmd>.*)$";
+}
 
 /// A recognised prompt line.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +54,7 @@ fn prompt_read<C>(line: &str, read: impl Fn(&str) -> Option<C>) -> Option<Prompt
     }
     if memchr::memchr(b'@', line.as_bytes()).is_some() {
         let found = user_host(line).unwrap_or_else(|| {
-            let c = USER_HOST_PROMPT.captures(line)?;
+            let c = USER_HOST_PROMPT.with(|re| re.captures(line))?;
             Some((c.name("host")?.as_str(), c.name("cmd")?.as_str()))
         });
         if let Some((host, cmd)) = found {
@@ -316,7 +311,7 @@ mod tests {
         let mut by_hand_count = 0;
         let mut by_regex_count = 0;
         for line in &lines {
-            let by_regex = USER_HOST_PROMPT.captures(line).map(|c| {
+            let by_regex = USER_HOST_PROMPT.with(|re| re.captures(line)).map(|c| {
                 (
                     c.name("host").unwrap().as_str(),
                     c.name("cmd").unwrap().as_str(),

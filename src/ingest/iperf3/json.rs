@@ -10,7 +10,6 @@ use crate::ingest::{Problem, RunDraft};
 use crate::model::{CommandLine, Measurement, Role, RunStatus};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 /// Reads the block when it holds iperf3 JSON of either form; `None` when it is text.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<RunDraft>> {
@@ -59,8 +58,9 @@ fn lines_of(all: FileLines, first: usize, offsets: impl Iterator<Item = usize>) 
         .collect()
 }
 
-static NAN: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r"(:\s*)-?(?:nan|inf)\b").expect("nan regex"));
+crate::ingest::common::per_thread_regex! {
+    static NAN = r"(:\s*)-?(?:nan|inf)\b";
+}
 
 /// iperf3 builds with an old cJSON print a NaN as `nan` or `-nan` (a UDP interval without
 /// packets has a lost percentage of 0/0), which is not JSON. Such values read as missing, and
@@ -71,7 +71,7 @@ fn without_nan(text: &str, first: usize) -> Option<(String, Vec<usize>)> {
         .split('\n')
         .enumerate()
         .map(|(i, l)| {
-            let fixed = NAN.replace_all(l, "${1}null");
+            let fixed = NAN.with(|re| re.replace_all(l, "${1}null"));
             if fixed != l {
                 changed.push(first + i);
             }

@@ -9,9 +9,7 @@ use super::draft::status_of;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
-use regex::Regex;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 mod doc;
 mod json;
@@ -22,11 +20,10 @@ crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
 pub fn detect(lines: &[&str]) -> bool {
     // What each test below looks for appears in the line as printed: a block without any of
     // them (most prose) is ruled out without looking for titles and timestamps per line.
-    static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"Connecting to host |iperf3: error|Accepted connection from |"intervals":|\{"event":|iperf Done\."#)
-            .expect("iperf3 markers")
-    });
-    if !lines.iter().any(|l| MARKERS.is_match(l)) {
+    crate::ingest::common::per_thread_regex! {
+        static MARKERS = r#"Connecting to host |iperf3: error|Accepted connection from |"intervals":|\{"event":|iperf Done\."#;
+    }
+    if !lines.iter().any(|l| MARKERS.with(|re| re.is_match(l))) {
         return false;
     }
     let title = title_of(lines);
@@ -66,10 +63,9 @@ fn strip_title<'a>(line: &'a str, title: Option<&str>) -> &'a str {
         .unwrap_or(line)
 }
 
-static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ")
-        .expect("timestamp regex")
-});
+crate::ingest::common::per_thread_regex! {
+    static TIMESTAMP = r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ";
+}
 
 /// Removes the `--timestamps` prefix (`Wed Dec  2 16:07:31 2026 `).
 fn strip_timestamp(line: &str) -> &str {
@@ -77,7 +73,7 @@ fn strip_timestamp(line: &str) -> &str {
     if !line.starts_with(|c: char| c.is_ascii_uppercase()) {
         return line;
     }
-    match TIMESTAMP.find(line) {
+    match TIMESTAMP.with(|re| re.find(line)) {
         Some(m) => &line[m.end()..],
         None => line,
     }
@@ -154,10 +150,9 @@ fn report_fields(line: &str) -> Option<Report<'_>> {
     })
 }
 
-static UDP_SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>\d+)/(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$")
-        .expect("udp summary regex")
-});
+crate::ingest::common::per_thread_regex! {
+    static UDP_SUMMARY = r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>\d+)/(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$";
+}
 
 /// Reads one report line into a measurement.
 fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>> {
@@ -197,7 +192,7 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
                 rest = r.trim().to_string();
             }
         }
-        if let Some(u) = UDP_SUMMARY.captures(&rest) {
+        if let Some(u) = UDP_SUMMARY.with(|re| re.captures(&rest)) {
             m.jitter_ms = u["jitter"].parse().ok();
             m.lost = u["lost"].parse().ok();
             m.total = u["total"].parse().ok();

@@ -2,7 +2,6 @@
 //! `Atomic FETCH_AND_ADD Latency Test`.
 
 use crate::ingest::common::squash;
-use regex::Regex;
 use std::sync::LazyLock;
 
 /// The parsed test title, e.g. `RDMA_Write BW Test` or `Atomic FETCH_AND_ADD Latency Test`.
@@ -16,12 +15,11 @@ pub struct Title {
     pub bidirectional: bool,
 }
 
-/// What a title is. ASCII lines (every title perftest prints) are read by [`ascii_title`]
-/// instead, to the same effect; a test checks the two agree.
-static TITLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(Send_imm|Send|RDMA_Write_imm|RDMA_Write|RDMA_Read|Atomic)\b(.*?)\b(BW|Latency)\b(.*)\bTest\s*$")
-        .expect("title regex")
-});
+crate::ingest::common::per_thread_regex! {
+    /// What a title is. ASCII lines (every title perftest prints) are read by [`ascii_title`]
+    /// instead, to the same effect; a test checks the two agree.
+    static TITLE = r"^\s*(Send_imm|Send|RDMA_Write_imm|RDMA_Write|RDMA_Read|Atomic)\b(.*?)\b(BW|Latency)\b(.*)\bTest\s*$";
+}
 
 /// The verbs a title starts with, in the regex's order (the longer `_imm` name first).
 const VERBS: [&str; 6] = [
@@ -62,7 +60,7 @@ pub fn title(line: &str) -> Option<Title> {
 
 /// `TITLE`'s reading of a line: (verb, the text between verb and kind, kind).
 fn regex_title(line: &str) -> Option<(&'static str, &str, &'static str)> {
-    let c = TITLE.captures(line)?;
+    let c = TITLE.with(|re| re.captures(line))?;
     let verb = VERBS.into_iter().find(|v| *v == &c[1])?;
     let kind = if &c[3] == "BW" { "BW" } else { "Latency" };
     Some((verb, c.get(2)?.as_str(), kind))
