@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use std::collections::{BTreeMap, HashSet};
 use parallel::Part;
 use std::path::{Path, PathBuf};
-use tally::{Pieces, Prepared, Tally};
+use tally::{Checks, Pieces, Prepared, Tally};
 
 /// Expands directories recursively into their files (hidden entries skipped), sorted for a
 /// deterministic order.
@@ -47,13 +47,15 @@ fn walk(dir: &Path, out: &mut Inputs) -> Result<()> {
     // The entry's type comes with the listing: no stat per file of a large tree.
     let mut entries = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list directory", dir.display()))?
-        .map(|e| e.map(|e| (e.file_name(), e.path(), e.file_type())))
+        .map(|e| e.map(|e| (e.path(), e.file_type())))
         .collect::<std::io::Result<Vec<_>>>()
         .with_context(|| format!("{}: cannot list directory", dir.display()))?;
-    // By name, which orders these paths (one parent) as comparing them whole would, without
-    // splitting both into components per comparison (a tenth of a small-file import).
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    for (name, p, kind) in entries {
+    // By their bytes: these paths share their parent, so that orders them by name, as
+    // comparing them by components would, without splitting both per comparison (a tenth of
+    // a small-file import), and without a copy of each name to sort by.
+    entries.sort_unstable_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
+    for (p, kind) in entries {
+        let name = p.file_name().unwrap_or_default();
         if name.to_str().unwrap_or("").starts_with('.') {
             continue;
         }
@@ -150,7 +152,7 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         ..Imported::default()
     };
     let keep_runs = options.mode != Mode::DryRun;
-    let prepare = |source: String, bytes: usize, mut result: ingest::FileResult| {
+    let prepare = |source: String, bytes: usize, mut result: ingest::FileResult, whole: bool| {
         let sidecar = if may_have_counters(&source) {
             read_counters(&source, &mut result.runs)
         } else {
@@ -171,7 +173,14 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
             for r in &result.runs {
                 checker.add(r, &crate::normalize::platform::resolve(r, config));
             }
-            tally.checker = Some(checker);
+            // A whole file's checks end here: what they held is freed by the thread that
+            // allocated it (a block freed by another thread costs both); a piece's wait for
+            // the file's other pieces.
+            tally.checks = if whole {
+                Checks::Found(checker.finish())
+            } else {
+                Checks::Open(checker)
+            };
         }
         if !keep_runs {
             // Freed on the parsing thread, not by the one that collects.

@@ -53,11 +53,11 @@ enum Read<T> {
     },
 }
 
-/// Reads and parses one file, then hands (its path as reported, its size, what it held) to
-/// `prepare` on the same thread.
+/// Reads and parses one file, then hands (its path as reported, its size, what it held, `true`:
+/// the whole file) to `prepare` on the same thread.
 pub fn read_and_parse<T>(
     path: &Path,
-    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+    prepare: &(impl Fn(String, usize, FileResult, bool) -> T + Sync),
 ) -> Result<T> {
     let source = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("{source}: cannot read"))?;
@@ -67,10 +67,10 @@ pub fn read_and_parse<T>(
 fn parse<T>(
     source: String,
     bytes: &[u8],
-    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+    prepare: &(impl Fn(String, usize, FileResult, bool) -> T + Sync),
 ) -> T {
     let result = ingest::parse_bytes(&source, bytes);
-    prepare(source, bytes.len(), result)
+    prepare(source, bytes.len(), result, true)
 }
 
 /// How many consecutive files make one item of work when there are many: the ids of their
@@ -87,7 +87,7 @@ fn read_files<T>(
     paths: &[PathBuf],
     sizes: stream::Sizes,
     threads: usize,
-    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+    prepare: &(impl Fn(String, usize, FileResult, bool) -> T + Sync),
 ) -> Vec<Result<Read<T>>> {
     let mut out: Vec<Option<Result<Read<T>>>> = Vec::with_capacity(paths.len());
     let mut waiting = Vec::new();
@@ -104,7 +104,7 @@ fn read_files<T>(
                     None
                 } else {
                     draft::give_ids([(&mut result.runs[..], unhashed)]);
-                    Some(Ok(Read::Whole(prepare(source, size, result), size)))
+                    Some(Ok(Read::Whole(prepare(source, size, result, true), size)))
                 }
             }
             Ok(Unprepared::InPieces { source, path, plan }) => {
@@ -119,7 +119,7 @@ fn read_files<T>(
             .map(|(_, _, _, r, u)| (&mut r.runs[..], std::mem::take(u))),
     );
     for (i, source, size, result, _) in waiting {
-        out[i] = Some(Ok(Read::Whole(prepare(source, size, result), size)));
+        out[i] = Some(Ok(Read::Whole(prepare(source, size, result, true), size)));
     }
     out.into_iter()
         .map(|r| r.expect("every file of the group read"))
@@ -176,12 +176,12 @@ fn read_piece<T>(
     path: &Path,
     plan: &Plan,
     piece: &stream::Piece,
-    prepare: &(impl Fn(String, usize, FileResult) -> T + Sync),
+    prepare: &(impl Fn(String, usize, FileResult, bool) -> T + Sync),
 ) -> Result<T> {
     let bytes = stream::read_piece(path, piece).with_context(|| format!("{source}: cannot read"))?;
     let result = stream::parse_piece(source, &bytes, piece, &plan.facts);
     let size = (piece.bytes.end - piece.bytes.start) as usize;
-    Ok(prepare(source.to_string(), size, result))
+    Ok(prepare(source.to_string(), size, result, false))
 }
 
 /// The number of worker threads for `jobs` (0: one per available core).
@@ -193,7 +193,8 @@ pub fn threads(jobs: usize) -> usize {
 }
 
 /// Parses `files` on `jobs` threads, runs `prepare` on each result on the thread that parsed it
-/// (what can be done per file, and dropping what is not kept, costs the store writer nothing),
+/// (what can be done per file, and dropping what is not kept, costs the store writer nothing;
+/// its last argument says whether the result is a whole file or one piece of a large one),
 /// and hands each to `take` in the files' order, a large file's pieces one after another. The
 /// first error (a file that cannot be read, or one `take` returns) stops the workers and is
 /// returned.
@@ -201,7 +202,7 @@ pub fn parse_in_order<T: Send>(
     files: &[PathBuf],
     jobs: usize,
     sizes: stream::Sizes,
-    prepare: impl Fn(String, usize, FileResult) -> T + Sync,
+    prepare: impl Fn(String, usize, FileResult, bool) -> T + Sync,
     mut take: impl FnMut(T, Part) -> Result<()>,
 ) -> Result<()> {
     let prepare = &prepare;
@@ -522,7 +523,7 @@ mod tests {
                 &files,
                 jobs,
                 sizes,
-                |source, _, r| (source, ids(r)),
+                |source, _, r, _| (source, ids(r)),
                 |t, _| {
                     grouped.push(t);
                     Ok(())
@@ -535,7 +536,7 @@ mod tests {
         let at = 3 * FILES_PER_ITEM + 2;
         files[at] = root.join("fixtures/no-such-file.txt");
         let mut seen = 0;
-        let err = parse_in_order(&files, 2, sizes, |_, _, _| (), |_, _| {
+        let err = parse_in_order(&files, 2, sizes, |_, _, _, _| (), |_, _| {
             seen += 1;
             Ok(())
         });

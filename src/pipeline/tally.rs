@@ -3,7 +3,7 @@
 //! order), while their runs go to the store piece by piece.
 
 use super::Imported;
-use crate::check::Checker;
+use crate::check::{Checker, Finding};
 use crate::ingest::{self, Problem};
 use crate::model::{Run, RunStatus};
 
@@ -14,7 +14,17 @@ pub struct Tally<'c> {
     /// `file:line: tool test failed: first error line`, per failed run.
     pub failed: Vec<String>,
     /// The plausibility rules over the runs, when the import checks them.
-    pub checker: Option<Checker<'c>>,
+    pub checks: Checks<'c>,
+}
+
+/// The plausibility rules over a file's runs.
+pub enum Checks<'c> {
+    /// Not checked.
+    None,
+    /// A piece's rules, which take the file's other pieces before they find anything.
+    Open(Checker<'c>),
+    /// A whole file's findings.
+    Found(Vec<Finding>),
 }
 
 impl<'c> Tally<'c> {
@@ -40,7 +50,7 @@ impl<'c> Tally<'c> {
             runs: runs.len(),
             rows: runs.iter().map(|r| r.measurements.len()).sum(),
             failed,
-            checker: None,
+            checks: Checks::None,
         }
     }
 
@@ -50,7 +60,7 @@ impl<'c> Tally<'c> {
         self.rows += later.rows;
         self.failed.extend(later.failed);
         // Every piece of a file is checked, or none is.
-        if let (Some(c), Some(l)) = (&mut self.checker, later.checker) {
+        if let (Checks::Open(c), Checks::Open(l)) = (&mut self.checks, later.checks) {
             c.merge(l);
         }
     }
@@ -83,8 +93,11 @@ impl Imported {
         self.runs += tally.runs;
         self.rows += tally.rows;
         self.failed.extend(tally.failed);
-        self.findings
-            .extend(tally.checker.map(Checker::finish).unwrap_or_default());
+        match tally.checks {
+            Checks::None => {}
+            Checks::Open(checker) => self.findings.extend(checker.finish()),
+            Checks::Found(found) => self.findings.extend(found),
+        }
     }
 }
 
