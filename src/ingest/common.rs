@@ -4,7 +4,7 @@
 /// One `Regex` searched on two cores at once costs both: it lends its search cache through a
 /// word that the first thread to search writes twice per search and every other thread
 /// reads, so the cores keep taking that cache line from each other (an import searches per
-/// line). A regex compiles in well under a millisecond.
+/// line). Each thread compiles a regex once, the first time it searches with it.
 macro_rules! per_thread_regex {
     ($($(#[$doc:meta])* static $name:ident = $re:expr;)+) => {
         thread_local! {

@@ -41,7 +41,7 @@ pub fn prompt(line: &str) -> Option<Prompt> {
 }
 
 /// Recognises a prompt line as [`prompt`] does, reading only the program of its command.
-pub fn prompt_program(line: &str) -> Option<Prompt<String>> {
+fn prompt_program(line: &str) -> Option<Prompt<String>> {
     prompt_read(line, |cmd| command::program(cmd).map(Into::into))
 }
 
