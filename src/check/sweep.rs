@@ -11,33 +11,43 @@ use std::collections::BTreeMap;
 /// differ by a few percent; a sweep runs each size for fewer iterations.
 const MIN_DIFFERENCE: f64 = 0.10;
 
-/// What must match for a sweep and a single-size run to be the same setup.
+/// What must match for a sweep and a single-size run to be the same setup: tool, test, role,
+/// host, device, connection type, QPs, MTU, platform and the flags other than size and length,
+/// `|` between them. Written into one string: this runs once per run of an import.
 fn setup(run: &Run, platform: &Platform) -> String {
-    let p = |k: &str| platform.get(k).map_or("", |r| r.value.as_str()).to_string();
-    let flags: Vec<String> = run
-        .command
-        .as_ref()
-        .map(|c| {
-            c.flags
-                .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "all" | "size" | "iters" | "duration"))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect()
-        })
-        .unwrap_or_default();
-    [
-        run.tool.clone(),
-        run.test.clone(),
-        run.role.as_str().to_string(),
-        run.host.clone().unwrap_or_default(),
-        run.device.clone().unwrap_or_default(),
-        run.connection_type.clone().unwrap_or_default(),
-        run.qps.map_or(String::new(), |q| q.to_string()),
-        run.mtu.map_or(String::new(), |m| m.to_string()),
-        p("platform"),
-        flags.join(" "),
-    ]
-    .join("|")
+    use std::fmt::Write;
+    let mut key = String::with_capacity(128);
+    for part in [
+        run.tool.as_str(),
+        run.test.as_str(),
+        run.role.as_str(),
+        run.host.as_deref().unwrap_or(""),
+        run.device.as_deref().unwrap_or(""),
+        run.connection_type.as_deref().unwrap_or(""),
+    ] {
+        key.push_str(part);
+        key.push('|');
+    }
+    if let Some(q) = run.qps {
+        let _ = write!(key, "{q}");
+    }
+    key.push('|');
+    if let Some(m) = run.mtu {
+        let _ = write!(key, "{m}");
+    }
+    key.push('|');
+    key.push_str(platform.get("platform").map_or("", |r| r.value.as_str()));
+    key.push('|');
+    let flags = run.command.as_ref().map(|c| &c.flags).into_iter().flatten();
+    let mut first = true;
+    for (k, v) in flags.filter(|(k, _)| !matches!(k.as_str(), "all" | "size" | "iters" | "duration")) {
+        if !first {
+            key.push(' ');
+        }
+        first = false;
+        let _ = write!(key, "{k}={v}");
+    }
+    key
 }
 
 /// The value compared: bandwidth for bandwidth rows, typical latency for latency rows.
@@ -202,4 +212,74 @@ fn disagreement(
         values.len(),
         sources.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CommandLine, Role};
+    use crate::normalize::platform::{Resolved, Source};
+
+    /// The key as the fields joined by `|` (flags `k=v` joined by spaces) spells it.
+    fn joined(run: &Run, platform: &Platform) -> String {
+        let flags: Vec<String> = run
+            .command
+            .iter()
+            .flat_map(|c| &c.flags)
+            .filter(|(k, _)| !matches!(k.as_str(), "all" | "size" | "iters" | "duration"))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        [
+            run.tool.clone(),
+            run.test.clone(),
+            run.role.as_str().to_string(),
+            run.host.clone().unwrap_or_default(),
+            run.device.clone().unwrap_or_default(),
+            run.connection_type.clone().unwrap_or_default(),
+            run.qps.map_or(String::new(), |q| q.to_string()),
+            run.mtu.map_or(String::new(), |m| m.to_string()),
+            platform.get("platform").map_or("", |r| r.value.as_str()).to_string(),
+            flags.join(" "),
+        ]
+        .join("|")
+    }
+
+    #[test]
+    fn setup_is_the_fields_joined() {
+        let bare = Run::default();
+        let mut full = Run {
+            tool: "perftest".into(),
+            test: "ib_write_bw".into(),
+            role: Role::Client,
+            host: Some("node1".into()),
+            device: Some("mlx5_0".into()),
+            connection_type: Some("RC".into()),
+            qps: Some(4),
+            mtu: Some(4096),
+            ..Run::default()
+        };
+        let flags = [("all", "true"), ("bidirectional", "true"), ("size", "65536"), ("tx-depth", "128")];
+        full.command = Some(CommandLine {
+            flags: flags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..CommandLine::default()
+        });
+        let mut platform = Platform::new();
+        for run in [&bare, &full] {
+            assert_eq!(setup(run, &platform), joined(run, &platform));
+        }
+        platform.insert(
+            "platform".into(),
+            Resolved {
+                value: "Kunpeng 920".into(),
+                from: Source::Label,
+            },
+        );
+        for run in [&bare, &full] {
+            assert_eq!(setup(run, &platform), joined(run, &platform));
+        }
+        assert_eq!(
+            setup(&full, &platform),
+            "perftest|ib_write_bw|client|node1|mlx5_0|RC|4|4096|Kunpeng 920|bidirectional=true tx-depth=128"
+        );
+    }
 }

@@ -73,6 +73,11 @@ pub fn check_run(run: &Run, platform: &Platform, config: &Config, out: &mut Vec<
 }
 
 fn not_a_number(run: &Run, m: &Measurement, out: &mut Vec<Finding>) {
+    // Every row an import reads comes here: the columns are read directly first, and by name
+    // (one call through each column's getter) only for the rare row that has such a value.
+    if !any_float_out_of_range(m) {
+        return;
+    }
     // The float columns, picked once: this runs on every row an import reads.
     type Getter = fn(&Measurement) -> Option<f64>;
     static FLOATS: std::sync::LazyLock<Vec<(&'static str, Getter)>> =
@@ -87,7 +92,7 @@ fn not_a_number(run: &Run, m: &Measurement, out: &mut Vec<Finding>) {
         });
     for &(name, get) in FLOATS.iter() {
         if let Some(v) = get(m) {
-            if v.is_nan() || v.is_infinite() || v < 0.0 {
+            if out_of_range(v) {
                 out.push(finding(
                     run,
                     m.line,
@@ -97,6 +102,50 @@ fn not_a_number(run: &Run, m: &Measurement, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+fn out_of_range(v: f64) -> bool {
+    v.is_nan() || v.is_infinite() || v < 0.0
+}
+
+/// Whether any float column of `m` is [`out_of_range`]: the columns of the row itself, and
+/// the sparse ones where the row holds them (most rows hold none).
+fn any_float_out_of_range(m: &Measurement) -> bool {
+    let out = |v: Option<f64>| v.is_some_and(out_of_range);
+    let own = [
+        m.bw_peak_gbps,
+        m.bw_avg_gbps,
+        m.msg_rate_mpps,
+        m.lat_min_us,
+        m.lat_max_us,
+        m.lat_typical_us,
+        m.lat_avg_us,
+        m.lat_stdev_us,
+        m.lat_p99_us,
+        m.lat_p999_us,
+        m.tps,
+        m.cpu_util_pct,
+    ];
+    own.into_iter().any(out)
+        || m.sparse.held().is_some_and(|s| {
+            [
+                s.bw_port1_gbps,
+                s.msg_rate_port1_mpps,
+                s.bw_port2_gbps,
+                s.msg_rate_port2_mpps,
+                s.interval_start_s,
+                s.interval_end_s,
+                s.transfer_bytes,
+                s.cwnd_bytes,
+                s.rtt_us,
+                s.jitter_ms,
+                s.loss_pct,
+                s.cpu_local_pct,
+                s.cpu_remote_pct,
+            ]
+            .into_iter()
+            .any(out)
+        })
 }
 
 fn above_line_rate(run: &Run, m: &Measurement, limit: Option<f64>, out: &mut Vec<Finding>) {
@@ -218,5 +267,31 @@ fn below_line_rate(run: &Run, platform: &Platform, floor: f64, out: &mut Vec<Fin
                 ),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The direct reads cover every float column: a bad value in any of them is seen.
+    #[test]
+    fn any_float_out_of_range_reads_every_float_column() {
+        assert!(!any_float_out_of_range(&Measurement::default()));
+        let mut floats = 0;
+        for c in POINT_COLUMNS {
+            let Access::F64(_, set) = c.access else {
+                continue;
+            };
+            floats += 1;
+            for bad in [-1.0, f64::NAN, f64::INFINITY] {
+                let mut m = Measurement::default();
+                set(&mut m, Some(bad));
+                assert!(any_float_out_of_range(&m), "{} = {bad}", c.name);
+                set(&mut m, Some(1.5));
+                assert!(!any_float_out_of_range(&m), "{} = 1.5", c.name);
+            }
+        }
+        assert_eq!(floats, 25);
     }
 }

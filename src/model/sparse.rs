@@ -76,6 +76,11 @@ impl SparseSlot {
         self.0.as_deref().unwrap_or(&EMPTY)
     }
 
+    /// The columns, where a write allocated them.
+    pub fn held(&self) -> Option<&Sparse> {
+        self.0.as_deref()
+    }
+
     pub fn get_mut(&mut self) -> &mut Sparse {
         self.0.get_or_insert_with(Box::default)
     }
