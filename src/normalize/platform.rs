@@ -96,26 +96,39 @@ pub const PLATFORM_KEYS: &[&str] = &[
     "link_speed_gbps",
 ];
 
-/// The first port whose state is active (`PORT_ACTIVE (4)`, `Active`, `ACTIVE`), else port 1.
-fn active_port(run: &Run) -> String {
+/// Per-port fact names, ports 1 to 8: state and link rate, each as a run's own fact and as one
+/// from a device listing in its file. Written out, not put together per run: resolving runs
+/// once per run of an import.
+const PORT_KEYS: [(&str, &str, [&str; 2]); 8] = [
+    ("port1.state", "device.port1.state", ["port1.rate_gbps", "device.port1.rate_gbps"]),
+    ("port2.state", "device.port2.state", ["port2.rate_gbps", "device.port2.rate_gbps"]),
+    ("port3.state", "device.port3.state", ["port3.rate_gbps", "device.port3.rate_gbps"]),
+    ("port4.state", "device.port4.state", ["port4.rate_gbps", "device.port4.rate_gbps"]),
+    ("port5.state", "device.port5.state", ["port5.rate_gbps", "device.port5.rate_gbps"]),
+    ("port6.state", "device.port6.state", ["port6.rate_gbps", "device.port6.rate_gbps"]),
+    ("port7.state", "device.port7.state", ["port7.rate_gbps", "device.port7.rate_gbps"]),
+    ("port8.state", "device.port8.state", ["port8.rate_gbps", "device.port8.rate_gbps"]),
+];
+
+/// The link rate fact of the first port whose state is active (`PORT_ACTIVE (4)`, `Active`,
+/// `ACTIVE`), else of port 1.
+fn active_port_rate(run: &Run) -> [&'static str; 2] {
     // Runs without port facts (most of a large selection) skip the per-port lookups.
     if !run.has_facts_under("port") && !run.has_facts_under("device.port") {
-        return "port1".into();
+        return PORT_KEYS[0].2;
     }
-    // Keys by concatenation, not `format!`: resolving runs once per run of an import.
-    const PORTS: [&str; 8] = [
-        "port1", "port2", "port3", "port4", "port5", "port6", "port7", "port8",
-    ];
-    for port in PORTS {
-        let state = run
-            .facts
-            .get([port, ".state"].concat().as_str())
-            .or_else(|| run.facts.get(["device.", port, ".state"].concat().as_str()));
-        if state.is_some_and(|s| s.to_ascii_uppercase().contains("ACTIVE")) {
-            return port.into();
-        }
-    }
-    "port1".into()
+    PORT_KEYS
+        .iter()
+        .find(|(state, device_state, _)| {
+            let state = run.facts.get(*state).or_else(|| run.facts.get(*device_state));
+            state.is_some_and(|s| {
+                s.as_bytes()
+                    .windows(6)
+                    .any(|w| w.eq_ignore_ascii_case(b"ACTIVE"))
+            })
+        })
+        .unwrap_or(&PORT_KEYS[0])
+        .2
 }
 
 fn set(p: &mut Platform, key: &str, value: impl Into<String>, from: Source) {
@@ -148,21 +161,24 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
     // Device facts (`device.*`, from a listing in the same file) are looked for only in runs
     // that have some: building the key per fact and run cost more than the rest of resolving.
     let has_device_facts = run.has_facts_under("device.");
-    let fact = |k: &str| {
-        run.facts.get(k).or_else(|| {
-            has_device_facts
-                .then(|| run.facts.get(["device.", k].concat().as_str()))
-                .flatten()
-        })
+    // (the run's own name, the name under `device.`)
+    let fact = |[own, device]: [&str; 2]| {
+        run.facts
+            .get(own)
+            .or_else(|| has_device_facts.then(|| run.facts.get(device)).flatten())
     };
-    if let Some(v) = fact("vendor_id").and_then(|id| VENDOR_IDS.iter().find(|(i, _)| i == id)) {
+    if let Some(v) = fact(["vendor_id", "device.vendor_id"])
+        .and_then(|id| VENDOR_IDS.iter().find(|(i, _)| i == id))
+    {
         set(&mut p, "vendor", v.1, Source::BuiltIn);
     }
     // 3. Device facts.
-    if let Some(fw) = fact("fw_ver").or_else(|| fact("firmware_version")) {
+    if let Some(fw) = fact(["fw_ver", "device.fw_ver"])
+        .or_else(|| fact(["firmware_version", "device.firmware_version"]))
+    {
         set(&mut p, "firmware", fw.clone(), Source::DeviceFacts);
     }
-    if let Some(rate) = fact(&[active_port(run).as_str(), ".rate_gbps"].concat()) {
+    if let Some(rate) = fact(active_port_rate(run)) {
         set(&mut p, "link_speed_gbps", rate.clone(), Source::DeviceFacts);
     }
     if let Some(os) = run.facts.get("conf.loc_os") {

@@ -81,8 +81,23 @@ fn test_from_file_name(source: &str) -> Option<String> {
         .map(|t| format!("ib_{t}"))
 }
 
-/// Adds a parsed row to the run, noting glued text and unmeasured peaks.
-pub(super) fn push_row(d: &mut Draft, mut m: Measurement, row: &lines::Row<'_>, i: usize) {
+/// Adds a row to the run (read by [`read_row`] into a slot of the run's rows, not moved
+/// there: a measurement is some 300 bytes and every table row is one), noting glued text and
+/// unmeasured peaks; the row is left out where it does not fit the header, and the reason
+/// returned.
+pub(super) fn push_row(
+    d: &mut Draft,
+    cols: &[Column],
+    row: &lines::Row<'_>,
+    i: usize,
+    raw: &str,
+) -> Result<(), String> {
+    d.rows.push(Measurement::default());
+    let m = d.rows.last_mut().expect("just pushed");
+    if let Err(why) = read_row(m, cols, row, i, raw) {
+        d.rows.pop();
+        return Err(why);
+    }
     if !row.trailing.is_empty() {
         d.notes.push(format!(
             "line {}: text glued after the row ignored: {:?}",
@@ -101,7 +116,7 @@ pub(super) fn push_row(d: &mut Draft, mut m: Measurement, row: &lines::Row<'_>, 
     } else {
         d.unstored_samples += samples.len();
     }
-    d.rows.push(m);
+    Ok(())
 }
 
 /// With `-C` perftest prints latencies in CPU cycles under the same `[usec]` header and no
@@ -145,6 +160,19 @@ pub(super) fn measurement(
     i: usize,
     raw: &str,
 ) -> Result<Measurement, String> {
+    let mut m = Measurement::default();
+    read_row(&mut m, cols, row, i, raw)?;
+    Ok(m)
+}
+
+/// Reads a row into `m` (a default measurement), checking it against the header.
+fn read_row(
+    m: &mut Measurement,
+    cols: &[Column],
+    row: &lines::Row<'_>,
+    i: usize,
+    raw: &str,
+) -> Result<(), String> {
     if row.values.len() != cols.len() {
         return Err(format!(
             "perftest row has {} values but its header has {} columns: {:?}",
@@ -153,11 +181,8 @@ pub(super) fn measurement(
             raw.trim()
         ));
     }
-    let mut m = Measurement {
-        line: i as u32 + 1,
-        raw_text: raw.to_string(),
-        ..Measurement::default()
-    };
+    m.line = i as u32 + 1;
+    m.raw_text = raw.to_string();
     let mut unit = "usec";
     for (col, text) in cols.iter().zip(&row.values) {
         // Parsed only for the columns that hold decimals.
@@ -204,7 +229,7 @@ pub(super) fn measurement(
         ));
     }
     m.raw_unit = crate::units::printed(unit);
-    Ok(m)
+    Ok(())
 }
 
 pub(super) fn finish(

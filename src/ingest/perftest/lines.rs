@@ -375,8 +375,13 @@ pub struct Row<'a> {
 
 /// Reads ` 2          1000           0.061539            0.058761            3.672573`.
 pub fn row(line: &str) -> Option<Row<'_>> {
+    row_in(line, Vec::with_capacity(8))
+}
+
+/// [`row`], its values kept in `values` (empty; a caller reading many rows hands back the
+/// vector of the last, see [`recycle`]).
+pub fn row_in<'a>(line: &'a str, mut values: Vec<&'a str>) -> Option<Row<'a>> {
     // `many1(terminated(number, space0))`, unrolled: this runs on every table row.
-    let mut values = Vec::with_capacity(8);
     let blanks = |s: &str| s.bytes().take_while(|&b| b == b' ' || b == b'\t').count();
     let mut rest = &line[blanks(line)..];
     while let Ok((after, value)) = number(rest) {
@@ -401,6 +406,12 @@ pub fn row(line: &str) -> Option<Row<'_>> {
         }
     }
     Some(Row { values, trailing })
+}
+
+/// `values` emptied, for values of other lines: the same allocation (collected in place).
+pub fn recycle<'x, 'y>(mut values: Vec<&'x str>) -> Vec<&'y str> {
+    values.clear();
+    values.into_iter().filter_map(|_| None).collect()
 }
 
 /// `#, usec` / `#, cycles`: the header of `-H`/`-U` raw latency samples; returns the unit.

@@ -22,6 +22,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         out: Vec::new(),
         draft: None,
         pending: Vec::new(),
+        spare_values: Vec::new(),
     };
     for i in block.range.clone() {
         w.line(i);
@@ -54,6 +55,9 @@ struct Walker<'a, 'p> {
     draft: Option<Draft>,
     /// Warnings seen before any perftest output, for the run that follows: (line, text).
     pending: Vec<(usize, String)>,
+    /// The vector the last table row's values were read into, emptied ([`lines::recycle`]):
+    /// one allocation a table, not one a row.
+    spare_values: Vec<&'static str>,
 }
 
 impl Walker<'_, '_> {
@@ -102,20 +106,20 @@ impl Walker<'_, '_> {
     fn row(&mut self, i: usize, line: &str, row: &lines::Row<'_>) {
         let d = self.draft.as_mut().expect("a row belongs to an open run");
         d.touch(i);
-        let cols = d.header.as_ref().expect("open table has a header");
-        match measurement(cols, row, i, line) {
-            Ok(m) => match d.report_both {
-                Some(side) => {
-                    d.facts
-                        .insert(format!("{side}_result").into(), line.trim().to_string());
-                }
-                None => push_row(d, m, row, i),
-            },
-            Err(why) => {
-                d.bad_rows += 1;
-                self.problems
-                    .push(Problem::new(self.source, i as u32 + 1, why));
-            }
+        // The header moves out while the row is read into the run's rows, and back.
+        let cols = d.header.take().expect("open table has a header");
+        let read = match d.report_both {
+            Some(side) => measurement(&cols, row, i, line).map(|_| {
+                d.facts
+                    .insert(format!("{side}_result").into(), line.trim().to_string());
+            }),
+            None => push_row(d, &cols, row, i, line),
+        };
+        d.header = Some(cols);
+        if let Err(why) = read {
+            d.bad_rows += 1;
+            self.problems
+                .push(Problem::new(self.source, i as u32 + 1, why));
         }
     }
 
@@ -131,10 +135,12 @@ impl Walker<'_, '_> {
         {
             return false;
         }
-        let Some(row) = lines::row(line) else {
+        let spare = lines::recycle(std::mem::take(&mut self.spare_values));
+        let Some(row) = lines::row_in(line, spare) else {
             return false;
         };
         self.row(i, line, &row);
+        self.spare_values = lines::recycle(row.values);
         true
     }
 

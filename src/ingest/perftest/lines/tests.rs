@@ -1,6 +1,18 @@
 use super::*;
 use regex::Regex;
 
+/// A recycled vector is the same allocation, empty: a table's rows share one.
+#[test]
+fn recycled_values_keep_their_allocation() {
+    let line = String::from(" 2 1000 0.06 0.05 3.67");
+    let first = row(&line).unwrap().values;
+    let (at, capacity) = (first.as_ptr() as usize, first.capacity());
+    let again = row_in(&line, recycle(first)).unwrap().values;
+    assert_eq!((again.as_ptr() as usize, again.capacity()), (at, capacity));
+    let empty: Vec<&str> = recycle(again);
+    assert!(empty.is_empty() && empty.capacity() == capacity);
+}
+
 #[test]
 fn rows() {
     let r =
