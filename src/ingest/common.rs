@@ -79,9 +79,29 @@ pub fn decimal(text: &str) -> Option<f64> {
     text.parse().ok()
 }
 
+/// Whether `line` is empty or whitespace only (`line.trim().is_empty()`), deciding on the
+/// first byte that is not ASCII whitespace: asked of every line of a block, and `trim`
+/// decodes characters from both ends.
+pub fn is_blank(line: &str) -> bool {
+    match line.bytes().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        // Unicode's White_Space beyond ASCII's (the vertical tab, U+3000 of a copied page).
+        Some(b) if b == 0x0b || !b.is_ascii() => line.trim().is_empty(),
+        Some(_) => false,
+    }
+}
+
 /// Collapses every run of whitespace to one space and trims the ends.
 pub fn squash(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
+    let mut out = String::new();
+    squash_into(line, &mut out);
+    out
+}
+
+/// [`squash`] into `out` (emptied first), for a caller that squashes many lines.
+pub fn squash_into(line: &str, out: &mut String) {
+    out.clear();
+    out.reserve(line.len());
     if line.is_ascii() {
         // The common case, byte by byte: `split_whitespace` decodes every character.
         // Unicode's White_Space in ASCII: `is_ascii_whitespace` and the vertical tab.
@@ -103,7 +123,7 @@ pub fn squash(line: &str) -> String {
             out.push_str(&line[i..end]);
             i = end;
         }
-        return out;
+        return;
     }
     for w in line.split_whitespace() {
         if !out.is_empty() {
@@ -111,7 +131,6 @@ pub fn squash(line: &str) -> String {
         }
         out.push_str(w);
     }
-    out
 }
 
 /// A printed key in snake case: `Data ex. method` → `data_ex_method`, `ibv_wr* API` →
@@ -135,7 +154,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn squash_by_bytes_is_squash_by_words() {
+    fn squash_by_bytes_is_squash_by_words_and_blank_is_trimmed_empty() {
         let by_words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
         let mut lines = crate::ingest::fixture_lines_with(&["fixtures"], " ");
         lines.extend(
@@ -150,8 +169,22 @@ mod tests {
             ]
             .map(String::from),
         );
+        let mut reused = String::from("left from before");
         for l in &lines {
             assert_eq!(squash(l), by_words(l), "{l:?}");
+            squash_into(l, &mut reused);
+            assert_eq!(reused, by_words(l), "{l:?}, into a used buffer");
+            assert_eq!(is_blank(l), l.trim().is_empty(), "{l:?}");
+        }
+        for l in [
+            "\u{3000}",
+            " \u{3000}\t",
+            "\u{3000}x",
+            "\x0b\x0c",
+            "\u{85}",
+            "\u{a0}",
+        ] {
+            assert_eq!(is_blank(l), l.trim().is_empty(), "{l:?}");
         }
     }
 

@@ -41,9 +41,17 @@ impl ContentHash {
             .rotate_left(5);
     }
 
-    /// 32 hex digits.
+    /// 32 hex digits (lowercase, `a` then `b`, each zero-padded to 16); written digit by
+    /// digit: one id a run.
     pub fn hex(&self) -> String {
-        format!("{:016x}{:016x}", self.a, self.b)
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 32];
+        for (half, v) in [self.a, self.b].into_iter().enumerate() {
+            for (i, d) in out[16 * half..16 * half + 16].iter_mut().enumerate() {
+                *d = DIGITS[((v >> (60 - 4 * i)) & 0xf) as usize];
+            }
+        }
+        out.iter().map(|&b| b as char).collect()
     }
 }
 
@@ -54,10 +62,10 @@ impl Default for ContentHash {
 }
 
 /// How many texts [`content_ids`] hashes side by side. Each is a chain of multiplies that
-/// waits for the last, and this CPU runs several chains at once: eight in vector registers
-/// ([`wide`]) where the CPU has them, else four (their states and texts still fit in the
-/// general registers; eight spilled them and were slower than four).
-const MOST_LANES: usize = 8;
+/// waits for the last, and this CPU runs several chains at once: sixteen in vector registers
+/// ([`wide`], two sets of eight) where the CPU has them, else four (their states and texts
+/// still fit in the general registers; eight spilled them and were slower than four).
+const MOST_LANES: usize = 16;
 
 fn lanes() -> usize {
     if wide::available() {
@@ -98,30 +106,66 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
                 (*text, *offset) = (*text + 1, 0);
             }
         }
-        // The widest run of lanes that all have text: all eight, or, once some are out of
-        // texts (or four are used), four, two or one of those left.
+        // The widest run of lanes that all have text: all sixteen, or, once some are out of
+        // texts (or four are used), eight, four, two or one of those left.
         let width = match count {
             0 => return out,
             MOST_LANES => MOST_LANES,
+            8.. => 8,
             4.. => 4,
             2.. => 2,
             _ => 1,
         };
         let open = &open[..width];
         let n = open.iter().map(|&l| rest[l].len()).min().unwrap_or(0);
-        match width {
-            MOST_LANES => {
-                let hashes = wide::side_by_side8(at.map(|a| a.2), rest, n);
-                for (a, h) in at.iter_mut().zip(hashes) {
-                    a.2 = h;
+        if width >= 8 {
+            // In the vector only whole eights of bytes; a lane with fewer than eight left then
+            // ends its text alone, while the others go on from where they are: ending every
+            // lane at the shortest text's end took the bytes up to it one at a time in each.
+            let whole = n - n % 8;
+            if whole > 0 {
+                wide_side_by_side(&mut at, &rest, open, whole);
+            }
+            for &l in open {
+                let left = &rest[l][whole..];
+                if left.len() < 8 {
+                    at[l].2.update(left);
+                    at[l].1 += rest[l].len();
+                } else {
+                    at[l].1 += whole;
                 }
             }
+            continue;
+        }
+        match width {
             4 => open_side_by_side::<4>(&mut at, &rest, open, n),
             2 => open_side_by_side::<2>(&mut at, &rest, open, n),
             _ => at[open[0]].2.update(&rest[open[0]][..n]),
         }
         for &l in open {
             at[l].1 += n;
+        }
+    }
+}
+
+/// The lanes `open` (all sixteen, or eight of them) of [`content_ids`]' lane states `at` and
+/// texts left `rest` on with `n` more bytes, in vector registers ([`wide`]).
+fn wide_side_by_side(
+    at: &mut [(usize, usize, ContentHash); MOST_LANES],
+    rest: &[&[u8]; MOST_LANES],
+    open: &[usize],
+    n: usize,
+) {
+    if open.len() == MOST_LANES {
+        let hashes = wide::side_by_side16(at.map(|a| a.2), *rest, n);
+        for (a, h) in at.iter_mut().zip(hashes) {
+            a.2 = h;
+        }
+    } else {
+        let lanes: [usize; 8] = std::array::from_fn(|i| open[i]);
+        let hashes = wide::side_by_side8(lanes.map(|l| at[l].2), lanes.map(|l| rest[l]), n);
+        for (l, h) in lanes.into_iter().zip(hashes) {
+            at[l].2 = h;
         }
     }
 }
@@ -390,6 +434,19 @@ mod tests {
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
+        }
+    }
+
+    /// The digits are `format!`'s: zero-padded lowercase hex of each half.
+    #[test]
+    fn hex_is_both_halves_zero_padded() {
+        let mut next = xorshift(0x1234_5678_9abc_def1);
+        for (a, b) in [(0, 0), (u64::MAX, 1), (0xf, 0xf << 60)]
+            .into_iter()
+            .chain((0..100).map(|_| (next(), next() >> (next() % 64))))
+        {
+            let h = ContentHash { a, b };
+            assert_eq!(h.hex(), format!("{a:016x}{b:016x}"));
         }
     }
 

@@ -181,15 +181,42 @@ struct Session {
 
 /// Marks each stream's whole-test line as `total` and the others as `interval`.
 fn classify(rows: &mut [Measurement]) {
-    let mut best: BTreeMap<String, (f64, usize)> = BTreeMap::new();
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    let totals = whole_test_rows(rows);
+    for (i, m) in rows
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, m)| m.row_kind.is_none())
+    {
+        m.row_kind = Some(
+            if totals.contains(&i) {
+                "total"
+            } else {
+                "interval"
+            }
+            .into(),
+        );
+    }
+}
+
+/// The row of each stream that reports the whole test: among its rows not classified yet,
+/// the one from 0.0 that ends last, when it is the stream's only row or ends no earlier than
+/// any of the stream's rows. Streams by the name they borrow from the rows (no copies).
+fn whole_test_rows(rows: &[Measurement]) -> Vec<usize> {
+    fn stream(m: &Measurement) -> &str {
+        m.sparse
+            .held()
+            .and_then(|s| s.stream.as_deref())
+            .unwrap_or("")
+    }
+    let mut best: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, m) in rows
         .iter()
         .enumerate()
         .filter(|(_, m)| m.row_kind.is_none())
     {
-        let s = m.stream.clone().unwrap_or_default();
-        *count.entry(s.clone()).or_default() += 1;
+        let s = stream(m);
+        *count.entry(s).or_default() += 1;
         if m.interval_start_s == Some(0.0) {
             let end = m.interval_end_s.unwrap_or(0.0);
             let e = best.entry(s).or_insert((end, i));
@@ -198,24 +225,15 @@ fn classify(rows: &mut [Measurement]) {
             }
         }
     }
-    let max_end: BTreeMap<String, f64> = rows.iter().fold(BTreeMap::new(), |mut acc, m| {
-        let e = acc
-            .entry(m.stream.clone().unwrap_or_default())
-            .or_insert(0.0f64);
+    let mut max_end: BTreeMap<&str, f64> = BTreeMap::new();
+    for m in rows {
+        let e = max_end.entry(stream(m)).or_insert(0.0f64);
         *e = e.max(m.interval_end_s.unwrap_or(0.0));
-        acc
-    });
-    for (i, m) in rows
-        .iter_mut()
-        .enumerate()
-        .filter(|(_, m)| m.row_kind.is_none())
-    {
-        let s = m.stream.clone().unwrap_or_default();
-        let is_total = best
-            .get(&s)
-            .is_some_and(|&(end, j)| j == i && (count[&s] == 1 || end >= max_end[&s]));
-        m.row_kind = Some(if is_total { "total" } else { "interval" }.into());
     }
+    best.into_iter()
+        .filter(|(s, (end, _))| count[s] == 1 || *end >= max_end[s])
+        .map(|(_, (_, j))| j)
+        .collect()
 }
 
 /// Parses one block of iperf 2 output.
@@ -339,7 +357,8 @@ impl Reader<'_, '_> {
                 self.udp |= m.jitter_ms.is_some();
                 if r.id.starts_with("SUM") {
                     session.done = is_server;
-                } else {
+                } else if !session.reported.contains(r.id) {
+                    // Most report lines are of a stream already seen: no copy of its id.
                     session.reported.insert(r.id.to_string());
                 }
                 session.rows.push(m);

@@ -114,18 +114,24 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(Word, String)>> {
     {
         return None;
     }
-    // Copies from web pages collapse perftest's padding and TABs anyway: match that form.
-    let text = crate::ingest::common::squash(line);
-    let (key, mut rest) = candidates().find_map(|k| Some((*k, after_key(&text, k)?)))?;
-    let mut out = Vec::with_capacity(2);
-    let mut key = key;
-    while let Some((i, next_key, next_rest)) = second_column(rest) {
-        out.push((banner_snake_key(key), rest[..i].trim().to_string()));
-        key = next_key;
-        rest = next_rest;
+    // Copies from web pages collapse perftest's padding and TABs anyway: match that form,
+    // squashed into this thread's buffer (every banner line comes here).
+    thread_local! {
+        static SQUASHED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
-    out.push((banner_snake_key(key), rest.trim().to_string()));
-    Some(out)
+    SQUASHED.with_borrow_mut(|text| {
+        crate::ingest::common::squash_into(line, text);
+        let (key, mut rest) = candidates().find_map(|k| Some((*k, after_key(text, k)?)))?;
+        let mut out = Vec::with_capacity(2);
+        let mut key = key;
+        while let Some((i, next_key, next_rest)) = second_column(rest) {
+            out.push((banner_snake_key(key), rest[..i].trim().to_string()));
+            key = next_key;
+            rest = next_rest;
+        }
+        out.push((banner_snake_key(key), rest.trim().to_string()));
+        Some(out)
+    })
 }
 
 /// A banner key's fact name ([`snake_key`]), worked out once per key rather than per line, and
@@ -442,7 +448,8 @@ pub fn sample(line: &str) -> Option<(u64, f64)> {
 
 /// Is this line one raw latency sample?
 pub fn is_sample(line: &str) -> bool {
-    sample(line).is_some()
+    // Asked of every table row, which holds no comma.
+    memchr::memchr(b',', line.as_bytes()).is_some() && sample(line).is_some()
 }
 
 /// Warnings perftest (or the host) prints between output lines. Returns true for lines that are

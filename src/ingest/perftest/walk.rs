@@ -63,7 +63,10 @@ struct Walker<'a, 'p> {
 impl Walker<'_, '_> {
     fn line(&mut self, i: usize) {
         let line = self.all[i];
-        if line.trim().is_empty() || self.fast_row(i, line) || self.structure(i, line) {
+        if crate::ingest::common::is_blank(line)
+            || self.fast_row(i, line)
+            || self.structure(i, line)
+        {
             return;
         }
         if self.draft.is_none() {
