@@ -106,19 +106,15 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
                 (*text, *offset) = (*text + 1, 0);
             }
         }
-        // The widest run of lanes that all have text: all sixteen, or, once some are out of
-        // texts (or four are used), eight, four, two or one of those left.
-        let width = match count {
-            0 => return out,
-            MOST_LANES => MOST_LANES,
-            8.. => 8,
-            4.. => 4,
-            2.. => 2,
-            _ => 1,
-        };
-        let open = &open[..width];
-        let n = open.iter().map(|&l| rest[l].len()).min().unwrap_or(0);
-        if width >= 8 {
+        if count == 0 {
+            return out;
+        }
+        if used == MOST_LANES && count >= 2 {
+            // Every open lane in the vector, sixteen or eight wide, the places left over
+            // filled with copies of the first (a copy hashes what the first does, into the
+            // same state): the vector takes eight lanes in the time one takes alone.
+            let open = &open[..count];
+            let n = open.iter().map(|&l| rest[l].len()).min().unwrap_or(0);
             // In the vector only whole eights of bytes; a lane with fewer than eight left then
             // ends its text alone, while the others go on from where they are: ending every
             // lane at the shortest text's end took the bytes up to it one at a time in each.
@@ -137,6 +133,14 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
             }
             continue;
         }
+        // Without the vector: the widest run of lanes that all have text, four, two or one.
+        let width = match count {
+            4.. => 4,
+            2.. => 2,
+            _ => 1,
+        };
+        let open = &open[..width];
+        let n = open.iter().map(|&l| rest[l].len()).min().unwrap_or(0);
         match width {
             4 => open_side_by_side::<4>(&mut at, &rest, open, n),
             2 => open_side_by_side::<2>(&mut at, &rest, open, n),
@@ -148,21 +152,26 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
     }
 }
 
-/// The lanes `open` (all sixteen, or eight of them) of [`content_ids`]' lane states `at` and
-/// texts left `rest` on with `n` more bytes, in vector registers ([`wide`]).
+/// The lanes `open` (one to sixteen) of [`content_ids`]' lane states `at` and texts left
+/// `rest` on with `n` more bytes, in vector registers ([`wide`]) sixteen or eight wide, the
+/// places left filled with copies of the first open lane.
 fn wide_side_by_side(
     at: &mut [(usize, usize, ContentHash); MOST_LANES],
     rest: &[&[u8]; MOST_LANES],
     open: &[usize],
     n: usize,
 ) {
-    if open.len() == MOST_LANES {
-        let hashes = wide::side_by_side16(at.map(|a| a.2), *rest, n);
-        for (a, h) in at.iter_mut().zip(hashes) {
-            a.2 = h;
+    fn lanes<const W: usize>(open: &[usize]) -> [usize; W] {
+        std::array::from_fn(|i| open.get(i).copied().unwrap_or(open[0]))
+    }
+    if open.len() > 8 {
+        let lanes = lanes::<16>(open);
+        let hashes = wide::side_by_side16(lanes.map(|l| at[l].2), lanes.map(|l| rest[l]), n);
+        for (l, h) in lanes.into_iter().zip(hashes) {
+            at[l].2 = h;
         }
     } else {
-        let lanes: [usize; 8] = std::array::from_fn(|i| open[i]);
+        let lanes = lanes::<8>(open);
         let hashes = wide::side_by_side8(lanes.map(|l| at[l].2), lanes.map(|l| rest[l]), n);
         for (l, h) in lanes.into_iter().zip(hashes) {
             at[l].2 = h;
