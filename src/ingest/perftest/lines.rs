@@ -415,9 +415,10 @@ pub fn row_in<'a>(line: &'a str, mut values: Vec<&'a str>) -> Option<Row<'a>> {
 }
 
 /// `values` emptied, for values of other lines: the same allocation (collected in place).
-pub fn recycle<'x, 'y>(mut values: Vec<&'x str>) -> Vec<&'y str> {
+pub fn recycle<'y>(mut values: Vec<&str>) -> Vec<&'y str> {
     values.clear();
-    values.into_iter().filter_map(|_| None).collect()
+    // Maps no element (the vector is empty): only the type changes.
+    values.into_iter().map(|_| "").collect()
 }
 
 /// `#, usec` / `#, cycles`: the header of `-H`/`-U` raw latency samples; returns the unit.
