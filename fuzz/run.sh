@@ -57,12 +57,21 @@ for t in "${targets[@]}"; do
       -artifact_prefix="$work/artifacts-$t/" -print_final_stats=1 \
       > "$work/$t.log" 2>&1; then
     status=1
+    # The panic's message first (the backtrace after it can push it out of the tail).
+    grep -m1 -A3 "panicked at" "$work/$t.log" || true
     tail -40 "$work/$t.log"
     for a in "$work/artifacts-$t"/*; do
       [ -f "$a" ] || continue
       keep="fixtures/invalid/fuzz-$t-$(sha1sum "$a" | cut -c1-12)"
       cp "$a" "$keep"
       echo "fuzz: $t: kept the failing input as $keep"
+      # A fresh clone's copy goes with the clone: the input is printed too, to be rebuilt
+      # with `base64 -d`.
+      if [ "$(stat -c %s "$a")" -le 65536 ]; then
+        echo "fuzz: $t: the failing input, base64:"
+        base64 -w 0 "$a"
+        echo
+      fi
     done
   else
     grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$work/$t.log" | tr '\n' ' '
