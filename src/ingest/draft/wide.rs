@@ -1,7 +1,7 @@
-//! Eight run-id hashes a step in one AVX-512 register each ([`side_by_side8`]): each lane's
-//! multiply chain waits for its last multiply, and a vector multiply advances eight chains in
-//! the time a scalar one advances one. Scalar code with eight lanes spilled their states out of
-//! the registers and was slower than four; eight lanes here are two registers.
+//! Run-id hashes eight a step in one AVX-512 register each ([`side_by_side8`]), or sixteen in
+//! two ([`side_by_side16`]): each lane's multiply chain waits for its last multiply, and a
+//! vector multiply advances eight chains in the time a scalar one advances one. Scalar code
+//! with eight lanes spilled their states out of the registers and was slower than four.
 #![allow(unsafe_code)]
 
 use super::ContentHash;
