@@ -7,6 +7,7 @@ use crate::benchlog::write::Rendered;
 use crate::counters;
 use crate::ingest::{self, Problem};
 use crate::model::{CommandLine, Run};
+use crate::normalize::platform;
 use crate::store::{AddOutcome, Store};
 use crate::verbs::record::SessionInfo;
 use anyhow::{Context, Result};
@@ -171,7 +172,7 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         if let Some(config) = options.check {
             let mut checker = crate::check::Checker::new(config);
             for r in &result.runs {
-                checker.add(r, &crate::normalize::platform::resolve(r, config));
+                checker.add(r, &platform::resolve_keys(r, config, platform::Keys::Checks));
             }
             // A whole file's checks end here: what they held is freed by the thread that
             // allocated it (a block freed by another thread costs both); a piece's wait for

@@ -45,7 +45,9 @@ fn setup(run: &Run, platform: &Platform) -> String {
             key.push(' ');
         }
         first = false;
-        let _ = write!(key, "{k}={v}");
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v);
     }
     key
 }

@@ -131,7 +131,30 @@ fn active_port_rate(run: &Run) -> [&'static str; 2] {
         .2
 }
 
-fn set(p: &mut Platform, key: &str, value: impl Into<String>, from: Source) {
+/// Which keys a resolution fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    /// Every key the run's sources give.
+    All,
+    /// What the import's checks read ([`crate::check`]): `platform` and `link_speed_gbps`, and
+    /// `cpu` and `nic`, which name a platform nothing names. Resolved once per run of an
+    /// import: the other keys' lookups and copies were a third of the checks' time.
+    Checks,
+}
+
+impl Keys {
+    fn wants(self, key: &str) -> bool {
+        match self {
+            Keys::All => true,
+            Keys::Checks => matches!(key, "platform" | "link_speed_gbps" | "cpu" | "nic"),
+        }
+    }
+}
+
+fn set(p: &mut Platform, keys: Keys, key: &str, value: impl Into<String>, from: Source) {
+    if !keys.wants(key) {
+        return;
+    }
     // Sources are applied weakest first, so a stronger one simply overwrites.
     p.insert(
         key.to_string(),
@@ -144,6 +167,11 @@ fn set(p: &mut Platform, key: &str, value: impl Into<String>, from: Source) {
 
 /// Resolves the platform of `run`.
 pub fn resolve(run: &Run, config: &Config) -> Platform {
+    resolve_keys(run, config, Keys::All)
+}
+
+/// Resolves the `keys` of the platform of `run`: each as [`resolve`] gives it.
+pub fn resolve_keys(run: &Run, config: &Config, keys: Keys) -> Platform {
     let mut p = Platform::new();
     // 4. Built-in rules.
     if let Some(device) = &run.device {
@@ -151,10 +179,10 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
             .iter()
             .find(|(prefix, ..)| device.starts_with(prefix))
         {
-            set(&mut p, "nic", *nic, Source::BuiltIn);
-            set(&mut p, "driver", *driver, Source::BuiltIn);
+            set(&mut p, keys, "nic", *nic, Source::BuiltIn);
+            set(&mut p, keys, "driver", *driver, Source::BuiltIn);
             if let Some(cpu) = cpu {
-                set(&mut p, "cpu", *cpu, Source::BuiltIn);
+                set(&mut p, keys, "cpu", *cpu, Source::BuiltIn);
             }
         }
     }
@@ -167,25 +195,30 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
             .get(own)
             .or_else(|| has_device_facts.then(|| run.facts.get(device)).flatten())
     };
-    if let Some(v) = fact(["vendor_id", "device.vendor_id"])
+    let wants = |key| keys.wants(key);
+    if let Some(v) = wants("vendor")
+        .then(|| fact(["vendor_id", "device.vendor_id"]))
+        .flatten()
         .and_then(|id| VENDOR_IDS.iter().find(|(i, _)| i == id))
     {
-        set(&mut p, "vendor", v.1, Source::BuiltIn);
+        set(&mut p, keys, "vendor", v.1, Source::BuiltIn);
     }
     // 3. Device facts.
-    if let Some(fw) = fact(["fw_ver", "device.fw_ver"])
-        .or_else(|| fact(["firmware_version", "device.firmware_version"]))
-    {
-        set(&mut p, "firmware", fw.clone(), Source::DeviceFacts);
+    let firmware = || {
+        fact(["fw_ver", "device.fw_ver"])
+            .or_else(|| fact(["firmware_version", "device.firmware_version"]))
+    };
+    if let Some(fw) = wants("firmware").then(firmware).flatten() {
+        set(&mut p, keys, "firmware", fw.clone(), Source::DeviceFacts);
     }
     if let Some(rate) = fact(active_port_rate(run)) {
-        set(&mut p, "link_speed_gbps", rate.clone(), Source::DeviceFacts);
+        set(&mut p, keys, "link_speed_gbps", rate.clone(), Source::DeviceFacts);
     }
-    if let Some(os) = run.facts.get("conf.loc_os") {
-        set(&mut p, "os", os.clone(), Source::DeviceFacts);
+    if let Some(os) = wants("os").then(|| run.facts.get("conf.loc_os")).flatten() {
+        set(&mut p, keys, "os", os.clone(), Source::DeviceFacts);
     }
     if let Some(cpu) = run.facts.get("conf.loc_cpu") {
-        set(&mut p, "cpu", cpu.clone(), Source::DeviceFacts);
+        set(&mut p, keys, "cpu", cpu.clone(), Source::DeviceFacts);
     }
     // 2. Project rules, in file order.
     for rule in &config.rules {
@@ -203,13 +236,13 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
                 .is_none_or(|g| run.device.as_ref().is_some_and(|d| glob_match(g, d)));
         if matches {
             for (k, v) in &rule.set {
-                set(&mut p, k, v.clone(), Source::Config);
+                set(&mut p, keys, k, v.as_str(), Source::Config);
             }
         }
     }
     // 1. Labels at import.
     for (k, v) in &run.labels {
-        set(&mut p, k, v.clone(), Source::Label);
+        set(&mut p, keys, k, v.as_str(), Source::Label);
     }
     if !p.contains_key("platform") {
         // Unnamed platforms are called after what is known about them.
@@ -224,9 +257,9 @@ pub fn resolve(run: &Run, config: &Config) -> Platform {
         } else {
             name
         };
-        set(&mut p, "platform", name, Source::BuiltIn);
+        set(&mut p, keys, "platform", name, Source::BuiltIn);
     }
-    if let Some(mtu) = run.mtu {
+    if let Some(mtu) = run.mtu.filter(|_| wants("mtu")) {
         p.entry("mtu".into()).or_insert(Resolved {
             value: mtu.to_string(),
             from: Source::Run,
@@ -323,6 +356,37 @@ mod tests {
             resolve(&r, &Config::default())["link_speed_gbps"].value,
             "56"
         );
+    }
+
+    #[test]
+    fn the_checks_keys_resolve_as_a_whole_resolution_gives_them() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+        let config = Config::parse(
+            "[[rule]]\nsource = \"**/seeds/**\"\nset = { platform = \"kp\", os = \"x\" }\n\
+             [[rule]]\ndevice = \"mlx*\"\nset = { nic = \"cx\", link_speed_gbps = \"25\" }\n",
+        )
+        .unwrap();
+        let (mut runs, mut by_config) = (0, 0);
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            for mut run in crate::ingest::parse_bytes(&file.display().to_string(), &bytes).runs {
+                for config in [&Config::default(), &config] {
+                    for labels in [&[][..], &[("cpu", "label cpu"), ("rack", "r1")][..]] {
+                        run.labels = labels
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect();
+                        let mut whole = resolve(&run, config);
+                        whole.retain(|k, _| Keys::Checks.wants(k));
+                        assert_eq!(resolve_keys(&run, config, Keys::Checks), whole);
+                        runs += 1;
+                        by_config += usize::from(whole.values().any(|r| r.from == Source::Config));
+                    }
+                }
+            }
+        }
+        assert!(runs > 1000 && by_config > 100, "{runs} resolutions, {by_config} by a rule");
     }
 
     #[test]
