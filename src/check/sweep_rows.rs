@@ -14,20 +14,43 @@ const SPILL_ROWS: usize = 256 * 1024;
 const GROW_WHOLE_FROM: usize = 4096;
 
 /// Names (setups, sources, tests) stored once and referred to by number.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Names {
     ids: HashMap<String, u32>,
     names: Vec<String>,
+    /// The ids asked for last, latest first (`u32::MAX`: none yet).
+    recent: [u32; 4],
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names {
+            ids: HashMap::new(),
+            names: Vec::new(),
+            recent: [u32::MAX; 4],
+        }
+    }
 }
 
 impl Names {
     pub fn id(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+        // Each run asks for its setup, source and test, mostly those of the run before: a
+        // few comparisons find them, not a hash of each name.
+        let is_name = |id: u32| self.names.get(id as usize).is_some_and(|n| n == name);
+        if let Some(&id) = self.recent.iter().find(|&&id| is_name(id)) {
             return id;
         }
-        let id = self.names.len() as u32;
-        self.names.push(name.to_string());
-        self.ids.insert(name.to_string(), id);
+        let id = match self.ids.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(name.to_string());
+                self.ids.insert(name.to_string(), id);
+                id
+            }
+        };
+        self.recent.rotate_right(1);
+        self.recent[0] = id;
         id
     }
 
@@ -156,6 +179,26 @@ fn temporary_file() -> std::io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_keeps_the_id_it_got_first_whatever_was_asked_between() {
+        let mut names = Names::default();
+        let mut first: HashMap<String, u32> = HashMap::new();
+        // Runs of a few files, each asking for a setup, its source and a test; then the same
+        // names again in another order, and names that share a prefix.
+        let asked = (0..300).map(|i| match i % 3 {
+            0 => format!("setup{}", i % 11),
+            1 => format!("file{}", i / 30),
+            _ => format!("setup{}", i % 5).chars().take(6).collect(),
+        });
+        for name in asked.clone().chain(asked.rev()) {
+            let id = names.id(&name);
+            let next = first.len() as u32;
+            let expected = *first.entry(name.clone()).or_insert(next);
+            assert_eq!(id, expected, "{name}");
+            assert_eq!(names.get(id), name);
+        }
+    }
 
     #[test]
     fn rows_written_out_come_back_in_order() {

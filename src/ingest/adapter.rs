@@ -45,6 +45,12 @@ pub trait Parser: Sync {
     fn family(&self) -> Tool;
     /// Whether a block no known command names holds this tool's output.
     fn detect(&self, text: &[&str]) -> bool;
+    /// Texts one of which every line [`Parser::detect`] goes by holds (empty: no such list).
+    /// A block of prose without any is ruled out by one search of its text
+    /// ([`detect`]) rather than by the parser's tests of every line.
+    fn markers(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Reads a block into run drafts; what it cannot read goes to `problems` with its line.
     fn parse_block(&self, block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft>;
     /// Applies what the command line says to a finished run (perftest's flags change units and
@@ -63,9 +69,19 @@ pub trait Parser: Sync {
 }
 
 /// Declares a tool's adapter `$name` for the module it is called in: `detect` and
-/// `parse_block` are that module's functions of the same names; the other trait methods may be
-/// given after the family.
+/// `parse_block` are that module's functions of the same names; `markers: [...]` after the
+/// family gives [`Parser::markers`], and the other trait methods may be given after that.
 macro_rules! declare_parser {
+    ($name:ident, $family:ident, markers: $markers:expr $(, $($method:tt)*)?) => {
+        $crate::ingest::adapter::declare_parser!(
+            $name,
+            $family,
+            fn markers(&self) -> &'static [&'static str] {
+                $markers
+            }
+            $($($method)*)?
+        );
+    };
     ($name:ident, $family:ident $(, $($method:tt)*)?) => {
         #[doc = concat!("The ", stringify!($family), " adapter.")]
         pub struct $name;
@@ -117,21 +133,95 @@ pub fn for_program(program: &str) -> Option<&'static dyn Parser> {
 }
 
 /// The parsers that recognise a block no known command names: an exclusive one alone, else
-/// every one that recognises something (a bare capture may mix tools).
-pub fn detect(text: &[&str]) -> Vec<&'static dyn Parser> {
-    if let Some(p) = PARSERS.iter().find(|p| p.exclusive() && p.detect(text)) {
+/// every one that recognises something (a bare capture may mix tools). `span` is the block's
+/// text when its lines lie one after another in it ([`FileLines::span`]): a parser none of
+/// whose markers it holds cannot recognise any line of it.
+pub fn detect(text: &[&str], span: Option<&str>) -> Vec<&'static dyn Parser> {
+    let recognises = |p: &dyn Parser| may_recognise(p, span) && p.detect(text);
+    if let Some(p) = PARSERS.iter().find(|p| p.exclusive() && recognises(**p)) {
         return vec![*p];
     }
     PARSERS
         .iter()
         .copied()
-        .filter(|p| !p.exclusive() && p.detect(text))
+        .filter(|p| !p.exclusive() && recognises(*p))
         .collect()
+}
+
+/// Whether `span` holds one of the parser's markers (or there is no span or no list).
+fn may_recognise(parser: &dyn Parser, span: Option<&str>) -> bool {
+    let markers = parser.markers();
+    match span {
+        Some(text) if !markers.is_empty() => markers
+            .iter()
+            .any(|m| memchr::memmem::find(text.as_bytes(), m.as_bytes()).is_some()),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every line a parser's test goes by holds one of its markers: checked over every line
+    /// of the fixtures, one at a time and as whole files.
+    #[test]
+    fn a_line_detection_accepts_holds_a_marker() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+        let mut accepted = vec![0; PARSERS.len()];
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            let lines: Vec<&str> = text.lines().collect();
+            for (k, p) in PARSERS.iter().enumerate() {
+                let held = |t: &str| p.markers().iter().any(|m| t.contains(m));
+                if p.markers().is_empty() {
+                    continue;
+                }
+                if p.detect(&lines) {
+                    assert!(held(&text), "{}: {}", file.display(), p.family());
+                }
+                for l in &lines {
+                    if p.detect(&[l]) {
+                        assert!(held(l), "{}: {l:?}", p.family());
+                        accepted[k] += 1;
+                    }
+                }
+            }
+        }
+        for (k, p) in PARSERS.iter().enumerate() {
+            assert!(p.markers().is_empty() || accepted[k] > 0, "{}", p.family());
+        }
+    }
+
+    #[test]
+    fn detection_with_a_span_finds_what_it_finds_without() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+        let families = |v: Vec<&dyn Parser>| v.iter().map(|p| p.family()).collect::<Vec<_>>();
+        let mut found = 0;
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            let lines: Vec<&str> = text.split('\n').collect();
+            let whole = FileLines::whole(&lines).cut_from(text);
+            // Every window of 1, 7 and 40 lines.
+            for width in [1, 7, 40] {
+                for start in 0..lines.len() {
+                    let range = start..(start + width).min(lines.len());
+                    let span = whole.span(range.clone());
+                    assert!(span.is_some());
+                    let with = families(detect(&lines[range.clone()], span));
+                    found += with.len();
+                    assert_eq!(with, families(detect(&lines[range], None)));
+                }
+            }
+        }
+        assert!(found > 1000, "{found}");
+    }
 
     #[test]
     fn every_family_a_command_names_has_a_parser() {

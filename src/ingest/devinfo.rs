@@ -12,9 +12,9 @@ use crate::ingest::file_lines::FileLines;
 use crate::model::RunStatus;
 use std::collections::{BTreeMap, HashMap};
 
-crate::ingest::adapter::declare_parser!(
-    DevInfo,
-    DevInfo,
+// Markers: `hca_id:`, `CA '`, `link … state …` and `…/…: state …`, sysfs paths.
+crate::ingest::adapter::declare_parser!(DevInfo, DevInfo,
+    markers: &["hca_id:", "CA '", " state ", "/class/infiniband/"],
     fn reports_empty(&self) -> bool {
         false
     }
@@ -103,7 +103,7 @@ fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
             key(k)
         };
         match &port {
-            Some(p) => facts.insert(format!("port{p}.{name}").into(), v.to_string()),
+            Some(p) => facts.insert(["port", p, ".", &name].concat().into(), v.to_string()),
             None => facts.insert(name.into(), v.to_string()),
         };
     }
@@ -142,7 +142,10 @@ fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) 
         };
         let name = key(k);
         match &port {
-            Some(p) => facts.insert(format!("port{p}.{name}").into(), v.trim().to_string()),
+            Some(p) => facts.insert(
+                ["port", p, ".", &name].concat().into(),
+                v.trim().to_string(),
+            ),
             None => facts.insert(name.into(), v.trim().to_string()),
         };
     }
@@ -174,7 +177,10 @@ fn rdma_link(all: FileLines, range: std::ops::Range<usize>, devices: &mut Device
         if let Some(caps) = t.strip_prefix("caps:") {
             if let Some((dev, port)) = &last {
                 if let Some(facts) = entry(devices, dev, i) {
-                    facts.insert(format!("port{port}.caps").into(), caps.trim().to_string());
+                    facts.insert(
+                        ["port", port, ".caps"].concat().into(),
+                        caps.trim().to_string(),
+                    );
                 }
             }
             continue;
@@ -200,7 +206,7 @@ fn rdma_link(all: FileLines, range: std::ops::Range<usize>, devices: &mut Device
         };
         for kv in pairs.chunks(2) {
             if let [k, v] = kv {
-                facts.insert(format!("port{port}.{k}").into(), (*v).to_string());
+                facts.insert(["port", &port, ".", k].concat().into(), (*v).to_string());
             }
         }
         last = Some((dev, port));
@@ -212,7 +218,7 @@ fn sysfs(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     for i in range {
         if let Some((device, file, value)) = super::sysfs::device_file(all[i]) {
             if let Some(facts) = entry(devices, device, i) {
-                facts.insert(format!("pci.{file}").into(), value.to_string());
+                facts.insert(["pci.", file].concat().into(), value.to_string());
             }
         }
     }

@@ -20,7 +20,8 @@ crate::ingest::common::per_thread_regex! {
     static RTT = r"^rtt min/avg/max = (?P<min>\d+(?:\.\d+)?)/(?P<avg>\d+(?:\.\d+)?)/(?P<max>\d+(?:\.\d+)?) ms";
 }
 
-crate::ingest::adapter::declare_parser!(Ibping, Ibping);
+crate::ingest::adapter::declare_parser!(Ibping, Ibping,
+    markers: &["Pong from ", "ibping statistics ---"]);
 
 /// Does a block without a command look like ibping output?
 pub fn detect(lines: &[&str]) -> bool {

@@ -19,7 +19,9 @@ use nom::sequence::delimited;
 use nom::{IResult, Parser};
 use std::collections::{BTreeMap, BTreeSet};
 
-crate::ingest::adapter::declare_parser!(Iperf2, Iperf2);
+// Markers: the banners, a sum line, the commas of a CSV line.
+crate::ingest::adapter::declare_parser!(Iperf2, Iperf2,
+    markers: &["Client connecting to ", "Server listening on ", "[SUM]", ","]);
 
 /// Does a block without a command look like iperf 2 output?
 pub fn detect(lines: &[&str]) -> bool {

@@ -185,7 +185,7 @@ pub fn parse_bytes_unhashed(source: &str, bytes: &[u8]) -> (FileResult, draft::U
         }
         return (result, draft::Unhashed::default());
     }
-    let file = FileLines::whole(&lines);
+    let file = FileLines::whole(&lines).cut_from(&decoded.text);
     let (asked, unhashed) = read_blocks(source, file, transcript::split(&lines), &mut result);
     let mut facts = facts::FileFacts::default();
     facts.add(&result.runs);
@@ -283,7 +283,7 @@ fn read_block(
     // A block typed with an unknown command (`cat run.log`) or no prompt is read by content.
     let parsers = match named {
         Some(p) => vec![p],
-        None => adapter::detect(&lines[range.clone()]),
+        None => adapter::detect(&lines[range.clone()], lines.span(range.clone())),
     };
     let problems_before = result.problems.len();
     let view = Block {

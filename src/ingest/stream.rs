@@ -92,7 +92,8 @@ fn read_facts(
     facts: &mut FileFacts,
 ) {
     let gives = facts_by_command(block).unwrap_or_else(|| {
-        adapter::detect(&lines[block.output_start..block.end])
+        let range = block.output_start..block.end;
+        adapter::detect(&lines[range.clone()], lines.span(range))
             .iter()
             .any(|p| gives_facts(*p))
     });
@@ -153,7 +154,7 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
     for l in lines[own..].iter_mut().filter(|l| l.len() > MAX_LINE_BYTES) {
         *l = ""; // the next piece's line: cut there, with its problem
     }
-    let file = FileLines::starting_at(piece.first_line, &lines);
+    let file = FileLines::starting_at(piece.first_line, &lines).cut_from(&decoded.text);
     let blocks = shifted(transcript::split(&lines[..own]), piece.first_line);
     let (_, unhashed) = read_blocks(source, file, blocks, &mut result);
     // A piece holds a megabyte of runs: its last ones hash among themselves.

@@ -14,7 +14,11 @@ use std::collections::BTreeMap;
 mod doc;
 mod json;
 
-crate::ingest::adapter::declare_parser!(Iperf3, Iperf3);
+// Markers: the texts of `MARKERS` in `detect`.
+crate::ingest::adapter::declare_parser!(Iperf3, Iperf3, markers: &[
+    "Connecting to host ", "iperf3: error", "Accepted connection from ", "\"intervals\":",
+    "{\"event\":", "iperf Done.",
+]);
 
 /// Does a block without a command look like iperf3 output?
 pub fn detect(lines: &[&str]) -> bool {

@@ -19,9 +19,8 @@ pub use walk::parse_block;
 
 use crate::model::Role;
 
-crate::ingest::adapter::declare_parser!(
-    Perftest,
-    Perftest,
+// Markers: a title ends in `Test`, a table header starts `#bytes`.
+crate::ingest::adapter::declare_parser!(Perftest, Perftest, markers: &["Test", "#bytes"],
     fn finish(&self, run: &mut crate::model::Run) {
         apply_command(run);
     }

@@ -215,7 +215,7 @@ impl RangePass<'_> {
         let complete = if eof { blocks.len() } else { blocks.len() - 1 };
         // Where the bytes that wait for the next step start (in lines from the chunk's first).
         let mut keep_from = blocks.get(complete).map(|b| b.start - first_line);
-        let file = FileLines::starting_at(first_line, &lines);
+        let file = FileLines::starting_at(first_line, &lines).cut_from(&decoded.text);
         for (k, block) in blocks.iter().enumerate() {
             let start = at(block.start);
             if start >= self.range.end {
