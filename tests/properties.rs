@@ -136,7 +136,14 @@ proptest! {
         )
     ) {
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let blocks = transcript::split(&refs);
+        let blocks = transcript::split(&refs, None);
+        // Searched in the lines' text (newlines between), the same blocks.
+        let text = lines.join("\n");
+        let cut: Vec<&str> = text.split('\n').collect();
+        if !lines.is_empty() {
+            let in_text = transcript::split(&cut, Some(&text));
+            prop_assert_eq!(format!("{in_text:?}"), format!("{blocks:?}"));
+        }
         let mut next = 0;
         for b in &blocks {
             prop_assert_eq!(b.start, next);

@@ -186,7 +186,8 @@ pub fn parse_bytes_unhashed(source: &str, bytes: &[u8]) -> (FileResult, draft::U
         return (result, draft::Unhashed::default());
     }
     let file = FileLines::whole(&lines).cut_from(&decoded.text);
-    let (asked, unhashed) = read_blocks(source, file, transcript::split(&lines), &mut result);
+    let blocks = transcript::split(&lines, file.span(0..lines.len()));
+    let (asked, unhashed) = read_blocks(source, file, blocks, &mut result);
     let mut facts = facts::FileFacts::default();
     facts.add(&result.runs);
     facts.apply(&mut result.runs);

@@ -155,7 +155,8 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
         *l = ""; // the next piece's line: cut there, with its problem
     }
     let file = FileLines::starting_at(piece.first_line, &lines).cut_from(&decoded.text);
-    let blocks = shifted(transcript::split(&lines[..own]), piece.first_line);
+    let span = file.span(piece.first_line..piece.first_line + own);
+    let blocks = shifted(transcript::split(&lines[..own], span), piece.first_line);
     let (_, unhashed) = read_blocks(source, file, blocks, &mut result);
     // A piece holds a megabyte of runs: its last ones hash among themselves.
     super::draft::give_ids([(&mut result.runs[..], unhashed)]);

@@ -149,15 +149,45 @@ fn plain_user_host(line: &str) -> Option<(&str, &str)> {
     Some((host, rest))
 }
 
-/// Splits `lines` into blocks. Every line belongs to exactly one block.
-pub fn split(lines: &[&str]) -> Vec<Block> {
-    split_by(lines, prompt)
+/// Splits `lines` into blocks. Every line belongs to exactly one block. `span` is the lines'
+/// text, newlines between, when they lie one after another in it ([`FileLines::span`]).
+///
+/// [`FileLines::span`]: super::file_lines::FileLines::span
+pub fn split(lines: &[&str], span: Option<&str>) -> Vec<Block> {
+    split_by(lines, span, prompt)
 }
 
 /// The blocks of [`split`], each with only the program its command runs (a large file's first
 /// pass needs no more of most of them).
-pub fn split_programs(lines: &[&str]) -> Vec<Block<String>> {
-    split_by(lines, prompt_program)
+pub fn split_programs(lines: &[&str], span: Option<&str>) -> Vec<Block<String>> {
+    split_by(lines, span, prompt_program)
+}
+
+/// The indices of the lines that may be prompts, in order: every line, or with the lines'
+/// `span` only those that hold `#` or `$` (as every prompt does), found by one search of the
+/// span rather than one per line.
+fn may_be_prompts<'a>(
+    lines: &'a [&str],
+    span: Option<&'a str>,
+) -> Box<dyn Iterator<Item = usize> + 'a> {
+    let Some(span) = span else {
+        return Box::new(0..lines.len());
+    };
+    let base = span.as_ptr() as usize;
+    let end_of = move |i: usize| lines[i].as_ptr() as usize - base + lines[i].len();
+    let (mut line, mut last) = (0, None);
+    Box::new(
+        memchr::memchr2_iter(b'#', b'$', span.as_bytes()).filter_map(move |at| {
+            // The line the byte is in: lines lie one after another, a newline between.
+            while end_of(line) < at {
+                line += 1;
+            }
+            (last != Some(line)).then(|| {
+                last = Some(line);
+                line
+            })
+        }),
+    )
 }
 
 /// A block of [`split_programs`] with its command read whole from its prompt line (the block's
@@ -175,7 +205,11 @@ pub fn with_command(block: &Block<String>, first_line: &str) -> Block {
     }
 }
 
-fn split_by<C>(lines: &[&str], prompt: impl Fn(&str) -> Option<Prompt<C>>) -> Vec<Block<C>> {
+fn split_by<C>(
+    lines: &[&str],
+    span: Option<&str>,
+    prompt: impl Fn(&str) -> Option<Prompt<C>>,
+) -> Vec<Block<C>> {
     let mut blocks = Vec::new();
     let mut current = Block {
         start: 0,
@@ -184,8 +218,8 @@ fn split_by<C>(lines: &[&str], prompt: impl Fn(&str) -> Option<Prompt<C>>) -> Ve
         host: None,
         command: None,
     };
-    for (i, line) in lines.iter().enumerate() {
-        if let Some(p) = prompt(line) {
+    for i in may_be_prompts(lines, span) {
+        if let Some(p) = prompt(lines[i]) {
             current.end = i;
             if current.end > current.start || current.command.is_some() {
                 blocks.push(current);
@@ -335,11 +369,22 @@ mod tests {
     /// block it needs from its first line: the same blocks, hosts and commands as `split`.
     #[test]
     fn blocks_with_programs_are_the_blocks_split_gives() {
-        let lines = crate::ingest::fixture_lines_with(&["fixtures"], "");
-        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let whole = split(&lines);
-        let light = split_programs(&lines);
+        let text = crate::ingest::fixture_lines_with(&["fixtures"], "").join("\n");
+        let lines: Vec<&str> = text.split('\n').collect();
+        let whole = split(&lines, None);
+        let light = split_programs(&lines, Some(&text));
         assert_eq!(whole.len(), light.len());
+        // Searched line by line or in the text of them all, the same blocks.
+        let shape = |b: &[Block]| format!("{b:?}");
+        assert_eq!(shape(&whole), shape(&split(&lines, Some(&text))));
+        let last = lines.len() - 1;
+        let (tail, before) = (lines[last], &text[..text.len() - lines[last].len() - 1]);
+        let lines_before = &lines[..last];
+        assert_eq!(
+            shape(&split(lines_before, Some(before))),
+            shape(&split(lines_before, None))
+        );
+        assert!(!tail.is_empty() || lines_before.len() + 1 == lines.len());
         let mut commands = 0;
         for (w, l) in whole.iter().zip(&light) {
             let read = with_command(l, lines[l.start]);
@@ -373,7 +418,13 @@ mod tests {
             "[a@b ~]# ",
             "tail",
         ];
-        let b = split(&lines);
+        let text = lines.join("\n");
+        let cut: Vec<&str> = text.split('\n').collect();
+        assert_eq!(
+            format!("{:?}", split(&cut, Some(&text))),
+            format!("{:?}", split(&lines, None))
+        );
+        let b = split(&lines, None);
         assert_eq!(b.len(), 3);
         assert_eq!((b[0].start, b[0].end, b[0].command.is_none()), (0, 1, true));
         assert_eq!((b[1].start, b[1].output_start, b[1].end), (1, 2, 4));

@@ -206,8 +206,10 @@ impl RangePass<'_> {
         if self.offset == 0 && perftest::json::detect(&lines) {
             return Err(ReadWhole);
         }
-        let blocks = shifted(transcript::split_programs(&lines), self.line);
         let (offset, first_line) = (self.offset, self.line);
+        let file = FileLines::starting_at(first_line, &lines).cut_from(&decoded.text);
+        let span = file.span(first_line..first_line + lines.len());
+        let blocks = shifted(transcript::split_programs(&lines, span), first_line);
         // (The file's last line may have no newline: it then ends where the chunk does.)
         let at =
             |line: usize| offset + starts.get(line - first_line).copied().unwrap_or(cut) as u64;
@@ -215,7 +217,6 @@ impl RangePass<'_> {
         let complete = if eof { blocks.len() } else { blocks.len() - 1 };
         // Where the bytes that wait for the next step start (in lines from the chunk's first).
         let mut keep_from = blocks.get(complete).map(|b| b.start - first_line);
-        let file = FileLines::starting_at(first_line, &lines).cut_from(&decoded.text);
         for (k, block) in blocks.iter().enumerate() {
             let start = at(block.start);
             if start >= self.range.end {
