@@ -7,7 +7,9 @@ use super::file_lines::FileLines;
 use super::{command, devinfo, ibping, iperf2, iperf3, perftest, qperf, Problem};
 use crate::benchlog::read as bench_log;
 use crate::model::{CommandLine, Run, Tool};
+use memchr::memmem::Finder;
 use std::ops::Range;
+use std::sync::LazyLock;
 
 /// One command block of a file, as a parser sees it.
 pub struct Block<'a> {
@@ -137,24 +139,33 @@ pub fn for_program(program: &str) -> Option<&'static dyn Parser> {
 /// text when its lines lie one after another in it ([`FileLines::span`]): a parser none of
 /// whose markers it holds cannot recognise any line of it.
 pub fn detect(text: &[&str], span: Option<&str>) -> Vec<&'static dyn Parser> {
-    let recognises = |p: &dyn Parser| may_recognise(p, span) && p.detect(text);
-    if let Some(p) = PARSERS.iter().find(|p| p.exclusive() && recognises(**p)) {
-        return vec![*p];
+    let recognises = |k: usize| may_recognise(k, span) && PARSERS[k].detect(text);
+    let exclusive = |k: &usize| PARSERS[*k].exclusive();
+    if let Some(k) = (0..PARSERS.len())
+        .filter(exclusive)
+        .find(|&k| recognises(k))
+    {
+        return vec![PARSERS[k]];
     }
-    PARSERS
-        .iter()
-        .copied()
-        .filter(|p| !p.exclusive() && recognises(*p))
+    (0..PARSERS.len())
+        .filter(|k| !exclusive(k) && recognises(*k))
+        .map(|k| PARSERS[k])
         .collect()
 }
 
-/// Whether `span` holds one of the parser's markers (or there is no span or no list).
-fn may_recognise(parser: &dyn Parser, span: Option<&str>) -> bool {
-    let markers = parser.markers();
+/// Whether `span` holds one of the markers of `PARSERS[k]` (or there is no span or no list).
+fn may_recognise(k: usize, span: Option<&str>) -> bool {
+    // Each parser's markers as searchers built once: building one took as long as searching
+    // a block's text with it.
+    static FINDERS: LazyLock<Vec<Vec<Finder<'static>>>> = LazyLock::new(|| {
+        let finders = |p: &&dyn Parser| p.markers().iter().map(Finder::new).collect();
+        PARSERS.iter().map(finders).collect()
+    });
+    let markers = &FINDERS[k];
     match span {
-        Some(text) if !markers.is_empty() => markers
-            .iter()
-            .any(|m| memchr::memmem::find(text.as_bytes(), m.as_bytes()).is_some()),
+        Some(text) if !markers.is_empty() => {
+            markers.iter().any(|m| m.find(text.as_bytes()).is_some())
+        }
         _ => true,
     }
 }

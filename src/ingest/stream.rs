@@ -132,7 +132,7 @@ pub fn parse_piece(source: &str, bytes: &[u8], piece: &Piece, facts: &FileFacts)
         encoding: Some("utf-8"),
         ..FileResult::default()
     };
-    let Ok(text) = std::str::from_utf8(bytes) else {
+    let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
         // The first pass read UTF-8 here.
         result.problems.push(Problem::new(
             source,

@@ -66,7 +66,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, TextError> {
         return Err(TextError::Binary { line });
     }
     let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
+    match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => Ok(clean(Cow::Borrowed(s), "utf-8")),
         Err(_) => {
             // Not UTF-8: GB18030 is a superset of GBK/GB2312 and decodes every byte sequence,

@@ -105,12 +105,16 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(Word, String)>> {
     // Asked of every banner line and of most prose: the cheap refusals first (no colon, no key
     // whose first word starts the line) before squashing (which allocates). A key's first
     // word holds no space, so squashing keeps it.
+    // Each key with its first word, split once.
+    static KEYS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+        let first_word = |k: &'static str| k.split(' ').next().unwrap_or(k);
+        BANNER_KEYS.iter().map(|k| (*k, first_word(k))).collect()
+    });
     let first = line.trim_start();
     let &lead = first.as_bytes().first()?;
-    let candidates = || BANNER_KEYS.iter().filter(move |k| k.as_bytes()[0] == lead);
-    let first_word = |k: &&'static str| -> &'static str { k.split(' ').next().unwrap_or(k) };
+    let candidates = || KEYS.iter().filter(move |(k, _)| k.as_bytes()[0] == lead);
     if memchr::memchr(b':', line.as_bytes()).is_none()
-        || !candidates().any(|k| first.starts_with(first_word(k)))
+        || !candidates().any(|(_, word)| first.starts_with(word))
     {
         return None;
     }
@@ -121,7 +125,7 @@ pub fn banner_pairs(line: &str) -> Option<Vec<(Word, String)>> {
     }
     SQUASHED.with_borrow_mut(|text| {
         crate::ingest::common::squash_into(line, text);
-        let (key, mut rest) = candidates().find_map(|k| Some((*k, after_key(text, k)?)))?;
+        let (key, mut rest) = candidates().find_map(|(k, _)| Some((*k, after_key(text, k)?)))?;
         let mut out = Vec::with_capacity(2);
         let mut key = key;
         while let Some((i, next_key, next_rest)) = second_column(rest) {

@@ -194,7 +194,7 @@ impl RangePass<'_> {
         if memchr::memchr(0, chunk).is_some() {
             return Err(ReadWhole);
         }
-        let text = std::str::from_utf8(chunk).map_err(|_| ReadWhole)?;
+        let text = simdutf8::basic::from_utf8(chunk).map_err(|_| ReadWhole)?;
         self.found.text_seen =
             self.found.text_seen || text.bytes().any(|b| !b.is_ascii_whitespace());
         let decoded = text::decode_utf8(text);
