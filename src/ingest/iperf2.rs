@@ -146,7 +146,10 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         ..Measurement::default()
     };
     let mut rest = r.rest.to_string();
-    if let Some(c) = UDP_LOSS.with(|re| re.captures(r.rest)) {
+    // Each pattern's own characters looked for first: most report lines end at the rate.
+    let udp_loss = || UDP_LOSS.with(|re| re.captures(r.rest));
+    let enhanced = || TCP_ENHANCED.with(|re| re.captures(r.rest));
+    if let Some(c) = r.rest.contains('%').then(udp_loss).flatten() {
         m.jitter_ms = c["jitter"].parse().ok();
         m.lost = c["lost"].parse().ok();
         m.total = c["total"].parse().ok();
@@ -159,7 +162,7 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
             m.lat_max_us = us("max");
             m.lat_stdev_us = us("stdev");
         }
-    } else if let Some(c) = TCP_ENHANCED.with(|re| re.captures(r.rest)) {
+    } else if let Some(c) = r.rest.contains("K/").then(enhanced).flatten() {
         m.retransmits = c["retry"].parse().ok();
         m.cwnd_bytes = c["cwnd"].parse::<f64>().ok().map(|k| k * 1024.0);
         m.rtt_us = c["rtt"].parse().ok();
