@@ -225,8 +225,8 @@ impl Walker<'_, '_> {
             };
             let key = side_key(side, "gid", n);
             d.facts.insert(key, g);
-        } else if let Some(pairs) = lines::banner_pairs(line) {
-            d.facts.extend(pairs);
+        } else if lines::banner_pairs_into(line, &mut d.facts) {
+            // Its pairs are among the run's facts now.
         } else if t.starts_with("Local results:") || t.starts_with("Remote results:") {
             d.report_both = Some(if t.starts_with("Local") {
                 "local"
