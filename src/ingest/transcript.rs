@@ -170,7 +170,18 @@ fn may_be_prompts<'a>(
     lines: &'a [&str],
     span: Option<&'a str>,
 ) -> Box<dyn Iterator<Item = usize> + 'a> {
-    let Some(span) = span else {
+    // A span that is not where the lines lie (a caller's mistake) is not searched.
+    let fits = |span: &&str| match (lines.first(), lines.last()) {
+        (Some(first), Some(last)) => {
+            std::ptr::eq(first.as_ptr(), span.as_ptr())
+                && std::ptr::eq(
+                    last.as_bytes().as_ptr_range().end,
+                    span.as_bytes().as_ptr_range().end,
+                )
+        }
+        _ => false,
+    };
+    let Some(span) = span.filter(fits) else {
         return Box::new(0..lines.len());
     };
     let base = span.as_ptr() as usize;
@@ -422,6 +433,12 @@ mod tests {
         let cut: Vec<&str> = text.split('\n').collect();
         assert_eq!(
             format!("{:?}", split(&cut, Some(&text))),
+            format!("{:?}", split(&lines, None))
+        );
+        // A span that is not the lines' text is not searched.
+        let other = String::from("$ iperf3 -c x\nout");
+        assert_eq!(
+            format!("{:?}", split(&lines, Some(&other))),
             format!("{:?}", split(&lines, None))
         );
         let b = split(&lines, None);
