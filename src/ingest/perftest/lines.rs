@@ -103,16 +103,12 @@ fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// Keys are returned in snake case (`dual_port`, `data_ex_method`).
 pub fn banner_pairs(line: &str) -> Option<Vec<(Word, String)>> {
     let mut pairs = Vec::with_capacity(2);
-    banner_pairs_into(line, &mut pairs).then_some(pairs)
+    banner_pairs_into(line, &mut pairs).map(|()| pairs)
 }
 
-/// [`banner_pairs`] added to `out` in order (a run's facts: no vector a line), and whether
-/// the line is a banner line; nothing is added to `out` for any other line.
-pub fn banner_pairs_into(line: &str, out: &mut impl Extend<(Word, String)>) -> bool {
-    read_banner_pairs(line, &mut |key, value| out.extend([(key, value)])).is_some()
-}
-
-fn read_banner_pairs(line: &str, out: &mut impl FnMut(Word, String)) -> Option<()> {
+/// [`banner_pairs`] added to `out` in order (a run's facts: no vector a line); `None`, and
+/// nothing added, for a line that is not a banner line.
+pub fn banner_pairs_into(line: &str, out: &mut impl Extend<(Word, String)>) -> Option<()> {
     // Asked of every banner line and of most prose: the cheap refusals first (no colon, no key
     // whose first word starts the line) before squashing (which allocates). A key's first
     // word holds no space, so squashing keeps it.
@@ -139,11 +135,11 @@ fn read_banner_pairs(line: &str, out: &mut impl FnMut(Word, String)) -> Option<(
         let (key, mut rest) = candidates().find_map(|(k, _)| Some((*k, after_key(text, k)?)))?;
         let mut key = key;
         while let Some((i, next_key, next_rest)) = second_column(rest) {
-            out(banner_snake_key(key), rest[..i].trim().to_string());
+            out.extend([(banner_snake_key(key), rest[..i].trim().to_string())]);
             key = next_key;
             rest = next_rest;
         }
-        out(banner_snake_key(key), rest.trim().to_string());
+        out.extend([(banner_snake_key(key), rest.trim().to_string())]);
         Some(())
     })
 }

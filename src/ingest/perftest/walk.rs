@@ -225,7 +225,7 @@ impl Walker<'_, '_> {
             };
             let key = side_key(side, "gid", n);
             d.facts.insert(key, g);
-        } else if lines::banner_pairs_into(line, &mut d.facts) {
+        } else if lines::banner_pairs_into(line, &mut d.facts).is_some() {
             // Its pairs are among the run's facts now.
         } else if t.starts_with("Local results:") || t.starts_with("Remote results:") {
             d.report_both = Some(if t.starts_with("Local") {
