@@ -4,6 +4,7 @@
 
 use super::Nothing;
 use crate::model::{CommandLine, Tool};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Programs linkperf knows how to read, by family.
@@ -78,13 +79,13 @@ pub fn help_or_version_text(lines: &[&str]) -> Option<Nothing> {
     (banner && text.len() <= 3).then_some(Nothing::VersionBanner)
 }
 
-/// Splits a command line into words, honouring single and double quotes.
-fn words(line: &str) -> Vec<String> {
+/// Splits a command line into words, honouring single and double quotes: borrowed from the
+/// line where it has no quote (most command lines), so a word costs no copy until it is kept.
+fn words(line: &str) -> Vec<Cow<'_, str>> {
     if memchr::memchr2(b'\'', b'"', line.as_bytes()).is_none() {
-        // No quote: the words between blanks (most command lines), without a push per character.
-        return line.split_whitespace().map(str::to_owned).collect();
+        return line.split_whitespace().map(Cow::Borrowed).collect();
     }
-    quoted_words(line)
+    quoted_words(line).into_iter().map(Cow::Owned).collect()
 }
 
 /// [`words`] character by character.
@@ -413,7 +414,7 @@ fn canonical_long(name: &str) -> String {
     name.to_string()
 }
 
-fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
+fn perftest_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String>) {
     let mut flags = BTreeMap::new();
     let mut peer = None;
     let mut i = 0;
@@ -429,7 +430,7 @@ fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) 
                 Some(v) => v,
                 None if PERFTEST_LONG_VALUE.contains(&name.as_str()) && i < args.len() => {
                     i += 1;
-                    args[i - 1].clone()
+                    args[i - 1].to_string()
                 }
                 None => "true".to_string(),
             };
@@ -444,7 +445,7 @@ fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) 
                     attached.to_string()
                 } else if i < args.len() {
                     i += 1;
-                    args[i - 1].clone()
+                    args[i - 1].to_string()
                 } else {
                     String::new()
                 };
@@ -462,7 +463,7 @@ fn perftest_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) 
                 }
             }
         } else {
-            peer = Some(a.clone());
+            peer = Some(a.to_string());
         }
     }
     (flags, peer)
@@ -476,7 +477,7 @@ const QPERF_VALUE: &[&str] = &[
 
 /// qperf: `qperf [options] HOST test...`; the first bare word that is not a test is the host.
 /// Test names are kept, comma-separated, under `tests`.
-fn qperf_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
+fn qperf_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String>) {
     let mut flags = BTreeMap::new();
     let mut peer = None;
     let mut tests = Vec::new();
@@ -486,20 +487,20 @@ fn qperf_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
         i += 1;
         if a.starts_with('-') {
             // -ub/-uu are switches in qperf 0.4.11 despite their look; -oo takes a value.
-            let takes = QPERF_VALUE.contains(&a.as_str()) && !matches!(a.as_str(), "-ub" | "-uu");
+            let takes = QPERF_VALUE.contains(&a.as_ref()) && !matches!(a.as_ref(), "-ub" | "-uu");
             let value = if takes && i < args.len() {
                 i += 1;
-                args[i - 1].clone()
+                args[i - 1].to_string()
             } else {
                 "true".to_string()
             };
-            flags.insert(a.clone(), value);
+            flags.insert(a.to_string(), value);
         } else if is_qperf_test(a) {
-            tests.push(a.clone());
+            tests.push(a.to_string());
         } else if peer.is_none() {
-            peer = Some(a.clone());
+            peer = Some(a.to_string());
         } else {
-            tests.push(a.clone());
+            tests.push(a.to_string());
         }
     }
     if !tests.is_empty() {
@@ -520,7 +521,7 @@ pub fn is_qperf_test(word: &str) -> bool {
 
 /// Flags of tools without an option table here: each `-x value` pair is kept as written, a
 /// flag followed by another flag maps to `"true"`.
-fn generic_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
+fn generic_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String>) {
     let mut flags = BTreeMap::new();
     let mut i = 0;
     while i < args.len() {
@@ -530,11 +531,11 @@ fn generic_args(args: &[String]) -> (BTreeMap<String, String>, Option<String>) {
             let value = match args.get(i) {
                 Some(v) if !v.starts_with('-') => {
                     i += 1;
-                    v.clone()
+                    v.to_string()
                 }
                 _ => "true".to_string(),
             };
-            flags.insert(a.clone(), value);
+            flags.insert(a.to_string(), value);
         }
     }
     (flags, None)

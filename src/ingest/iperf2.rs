@@ -10,7 +10,7 @@
 use super::adapter::Block;
 use super::common::leading_number;
 use super::{Problem, RunDraft};
-use crate::model::{Measurement, Role, RunStatus};
+use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
 use nom::bytes::complete::{tag, take_until};
 use nom::character::complete::{char, space0, space1};
@@ -48,12 +48,9 @@ pub struct Report<'a> {
 }
 
 fn num(input: &str) -> IResult<&str, f64> {
-    let (n, rest) = leading_number(input).ok_or_else(|| {
-        nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit))
-    })?;
-    let v = n.parse().map_err(|_| {
-        nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Float))
-    })?;
+    let fail = |kind| nom::Err::Error(nom::error::Error::new(input, kind));
+    let (n, rest) = leading_number(input).ok_or_else(|| fail(nom::error::ErrorKind::Digit))?;
+    let v = n.parse().map_err(|_| fail(nom::error::ErrorKind::Float))?;
     Ok((rest, v))
 }
 
@@ -145,7 +142,7 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         .into(),
         ..Measurement::default()
     };
-    let mut rest = r.rest.to_string();
+    let mut rest = r.rest;
     // Each pattern's own characters looked for first: most report lines end at the rate.
     let udp_loss = || UDP_LOSS.with(|re| re.captures(r.rest));
     let enhanced = || TCP_ENHANCED.with(|re| re.captures(r.rest));
@@ -154,8 +151,8 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         m.lost = c["lost"].parse().ok();
         m.total = c["total"].parse().ok();
         m.loss_pct = c["pct"].parse().ok();
-        rest = c["rest"].to_string();
-        if let Some(l) = UDP_LATENCY.with(|re| re.captures(&rest)) {
+        rest = c.name("rest").map_or("", |m| m.as_str());
+        if let Some(l) = UDP_LATENCY.with(|re| re.captures(rest)) {
             let us = |k: &str| l[k].parse::<f64>().ok().map(|v| v * 1000.0);
             m.lat_avg_us = us("avg");
             m.lat_min_us = us("min");
@@ -168,7 +165,7 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         m.rtt_us = c["rtt"].parse().ok();
     }
     if !rest.is_empty() {
-        m.extra.insert("columns".into(), rest);
+        m.extra.insert("columns".into(), rest.to_string());
     }
     Ok(m)
 }
@@ -444,24 +441,22 @@ impl Reader<'_, '_> {
             self.facts.insert("format".into(), "csv".into());
         }
         let range = block.range.clone();
-        let error = (!self.errors.is_empty()).then(|| {
-            self.errors
-                .iter()
-                .map(|(_, e)| e.clone())
-                .collect::<Vec<_>>()
-                .join("\n")
+        let has_error = !self.errors.is_empty();
+        let mut error = has_error.then(|| {
+            let errors: Vec<&str> = self.errors.iter().map(|(_, e)| e.as_str()).collect();
+            errors.join("\n")
         });
         let n_sessions = self.sessions.len();
         let mut out = Vec::new();
         for (k, mut s) in std::mem::take(&mut self.sessions).into_iter().enumerate() {
             let first_block = k == 0;
-            if s.rows.is_empty() && !(first_block && (error.is_some() || n_sessions == 1)) {
+            if s.rows.is_empty() && !(first_block && (has_error || n_sessions == 1)) {
                 continue;
             }
             classify(&mut s.rows);
             let status = if !s.rows.is_empty() {
                 RunStatus::Ok
-            } else if error.is_some() {
+            } else if has_error {
                 RunStatus::Failed
             } else if self.interrupted {
                 RunStatus::Interrupted
@@ -482,13 +477,14 @@ impl Reader<'_, '_> {
                 kind_hint: None,
                 role: self.role,
                 status,
-                facts: session_facts(&self.facts, &s),
+                // The first session takes the block's notes and error.
+                facts: session_facts(&mut self.facts, k + 1 == n_sessions, &s),
                 notes: if first_block {
-                    self.notes.clone()
+                    std::mem::take(&mut self.notes)
                 } else {
                     Vec::new()
                 },
-                error: error.clone().filter(|_| first_block),
+                error: if first_block { error.take() } else { None },
                 measurements: s.rows,
             });
         }
@@ -496,9 +492,14 @@ impl Reader<'_, '_> {
     }
 }
 
-/// The block's facts with the session's peer and stream count.
-fn session_facts(facts: &crate::model::Facts, s: &Session) -> crate::model::Facts {
-    let mut facts = facts.clone();
+/// The block's facts with the session's peer and stream count: the last session takes the
+/// block's facts, the others copy them.
+fn session_facts(facts: &mut Facts, last: bool, s: &Session) -> Facts {
+    let mut facts = if last {
+        std::mem::take(facts)
+    } else {
+        facts.clone()
+    };
     if let Some(p) = &s.peer {
         facts.insert("peer".into(), p.clone());
     }

@@ -256,7 +256,7 @@ fn read_blocks(
     let mut asked = None;
     let mut ids = draft::Ids::default();
     for block in blocks {
-        asked = asked.or(read_block(source, lines, &block, result, Some(&mut ids)));
+        asked = asked.or(read_block(source, lines, block, result, Some(&mut ids)));
     }
     (asked, ids.unhashed())
 }
@@ -264,11 +264,12 @@ fn read_blocks(
 /// Reads one command block with the parser its command names, or with every parser that
 /// recognises its content; a named block that yields nothing is a problem. Returns what a
 /// `--help`/`--version` command asked for, which yields no run by design. The runs get their
-/// ids from `ids` (none without: a block read only for its facts).
+/// ids from `ids` (none without: a block read only for its facts). The block's host and
+/// command go to its last run (the others get copies): most blocks give one run.
 fn read_block(
     source: &str,
     lines: FileLines,
-    block: &transcript::Block,
+    block: transcript::Block,
     result: &mut FileResult,
     mut ids: Option<&mut draft::Ids>,
 ) -> Option<Nothing> {
@@ -316,12 +317,18 @@ fn read_block(
         return None;
     }
     let prompt_line = command.map(|_| block.start);
+    let (mut host, mut command) = (block.host, block.command);
     result.runs.reserve(drafts.len());
-    for (parser, draft) in drafts {
+    let last = drafts.len() - 1;
+    for (k, (parser, draft)) in drafts.into_iter().enumerate() {
         let text = ids
             .is_some()
-            .then(|| draft::id_text(command, lines, &draft));
-        let (host, command) = (block.host.clone(), block.command.clone());
+            .then(|| draft::id_text(command.as_ref(), lines, &draft));
+        let (host, command) = if k == last {
+            (host.take(), command.take())
+        } else {
+            (host.clone(), command.clone())
+        };
         let run = draft::finish_run_without_id(parser, source, host, command, prompt_line, draft);
         result.runs.push(run);
         if let (Some(ids), Some(text)) = (ids.as_deref_mut(), text) {

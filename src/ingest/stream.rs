@@ -26,18 +26,20 @@ pub struct Sizes {
     /// Files at least this large are read in pieces (when they can be, see [`plan`]).
     pub from: u64,
     /// A piece ends at the first block start at least this many bytes after its own start;
-    /// the first pass reads the file this many bytes at a time.
+    /// the first pass reads the file a few pieces at a time.
     pub piece: usize,
 }
 
 impl Default for Sizes {
-    /// 8 MiB and 1 MiB: a few pieces in flight per core stay within tens of megabytes with
-    /// their parsed runs, and a piece is long enough that its first and last blocks are a
-    /// small part of its work.
+    /// 8 MiB and 256 KiB. A piece's runs are checked and freed right after its parse, while
+    /// they are still in the core's cache: the runs of a 1 MiB piece take several megabytes,
+    /// and freeing them took 7.6 % of the import of one large file, against 2.8 % for the
+    /// same runs read from small files. A piece is still long enough that its first and last
+    /// blocks are a small part of its work.
     fn default() -> Sizes {
         Sizes {
             from: 8 << 20,
-            piece: 1 << 20,
+            piece: 256 << 10,
         }
     }
 }
@@ -100,7 +102,7 @@ fn read_facts(
     if gives {
         let mut scratch = FileResult::default();
         let block = transcript::with_command(block, lines[block.start]);
-        read_block(source, lines, &block, &mut scratch, None);
+        read_block(source, lines, block, &mut scratch, None);
         facts.add(&scratch.runs);
     }
 }

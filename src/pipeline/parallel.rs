@@ -24,7 +24,7 @@ use std::sync::{mpsc, Condvar, Mutex};
 const WINDOW_PER_JOB: usize = 64;
 
 /// How many bytes of text per worker may wait parsed for the store writer before workers stop
-/// claiming (the file the writer needs next is always claimed): two 1 MiB pieces of a large
+/// claiming (the file the writer needs next is always claimed): eight 256 KiB pieces of a large
 /// file, or a few hundred small files.
 const BYTES_PER_JOB: usize = 2 << 20;
 

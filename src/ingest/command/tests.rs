@@ -7,6 +7,7 @@ fn words_without_quotes_split_as_the_quote_reader_splits_them() {
     let mut checked = 0;
     for line in lines.iter().filter(|l| !l.contains(['\'', '"'])) {
         assert_eq!(words(line), quoted_words(line), "{line:?}");
+        assert!(words(line).iter().all(|w| matches!(w, Cow::Borrowed(_))));
         checked += 1;
     }
     assert!(checked > 1000, "{checked}");

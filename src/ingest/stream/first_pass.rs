@@ -1,7 +1,7 @@
 //! The first pass over a large file ([`super::plan`]), on every core: every piece waits for it.
 //!
 //! The file is cut into one range a thread, at line starts. Each range's pass reads its bytes
-//! a piece's size at a time, checks they decode as a whole read decodes them, finds the prompt
+//! [`READ_PIECES`] pieces' size at a time, checks they decode as a whole read decodes them, finds the prompt
 //! lines that start in it (a piece may begin at any of them) and reads the facts of the blocks
 //! that start in it, reading on past its end for the last of them. The ranges' findings are
 //! then joined in file order: line numbers shifted by the lines before each range, the pieces
@@ -39,6 +39,11 @@ struct Found {
     offset: u64,
 }
 
+/// How many pieces' bytes the pass reads at a time. The last block of a read waits for the
+/// next one and is read again with it: the larger the read, the less of it is read twice. A
+/// piece is small, for its parse (see [`super::Sizes`]), the pass's read need not be.
+const READ_PIECES: usize = 4;
+
 /// See the module's text; `None` when the file is to be read whole or holds a single piece.
 pub(super) fn plan(
     source: &str,
@@ -51,7 +56,12 @@ pub(super) fn plan(
     let pass = |k: usize| {
         // The last range reads to the end of the file, whatever its size is by then.
         let end = starts.get(k + 1).copied().unwrap_or(u64::MAX);
-        pass_range(source, path, starts[k]..end, piece)
+        pass_range(
+            source,
+            path,
+            starts[k]..end,
+            piece.saturating_mul(READ_PIECES),
+        )
     };
     let found: Vec<_> = std::thread::scope(|scope| {
         let others: Vec<_> = (1..starts.len())
@@ -113,11 +123,11 @@ fn pass_range(
     source: &str,
     path: &Path,
     range: std::ops::Range<u64>,
-    piece: usize,
+    read: usize,
 ) -> std::io::Result<Result<Found, ReadWhole>> {
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(range.start))?;
-    let mut buf = Vec::with_capacity(2 * piece);
+    let mut buf = Vec::with_capacity(2 * read);
     let mut pass = RangePass {
         source,
         offset: range.start,
@@ -127,10 +137,10 @@ fn pass_range(
         range,
     };
     loop {
-        // A block longer than a piece is read on at its own size, so re-reading what waits
+        // A block longer than a read is read on at its own size, so re-reading what waits
         // costs time in proportion to the block, not its square.
         let old = buf.len();
-        let want = piece.max(old);
+        let want = read.max(old);
         buf.reserve(want);
         // Into the spare capacity through `Take`: nothing zeroed first, nothing read past it.
         let n = (&mut file).take(want as u64).read_to_end(&mut buf)?;
