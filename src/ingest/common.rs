@@ -15,6 +15,16 @@ macro_rules! per_thread_regex {
 }
 pub(crate) use per_thread_regex;
 
+/// `value` itself for its last user (`last`), a copy for the others: a block's parts that
+/// each of its runs carries are copied only when it gives more than one.
+pub fn take_or_copy<T: Clone + Default>(value: &mut T, last: bool) -> T {
+    if last {
+        std::mem::take(value)
+    } else {
+        value.clone()
+    }
+}
+
 /// Scans a decimal number at the start of `input` (`2`, `-0.5`, `11403.46`, `1e+06`) and
 /// returns it with the rest of the input.
 pub fn leading_number(input: &str) -> Option<(&str, &str)> {

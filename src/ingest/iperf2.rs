@@ -477,8 +477,8 @@ impl Reader<'_, '_> {
                 kind_hint: None,
                 role: self.role,
                 status,
-                // The first session takes the block's notes and error.
                 facts: session_facts(&mut self.facts, k + 1 == n_sessions, &s),
+                // The first session takes the block's notes and error.
                 notes: if first_block {
                     std::mem::take(&mut self.notes)
                 } else {
@@ -495,11 +495,7 @@ impl Reader<'_, '_> {
 /// The block's facts with the session's peer and stream count: the last session takes the
 /// block's facts, the others copy them.
 fn session_facts(facts: &mut Facts, last: bool, s: &Session) -> Facts {
-    let mut facts = if last {
-        std::mem::take(facts)
-    } else {
-        facts.clone()
-    };
+    let mut facts = super::common::take_or_copy(facts, last);
     if let Some(p) = &s.peer {
         facts.insert("peer".into(), p.clone());
     }

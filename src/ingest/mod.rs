@@ -324,11 +324,10 @@ fn read_block(
         let text = ids
             .is_some()
             .then(|| draft::id_text(command.as_ref(), lines, &draft));
-        let (host, command) = if k == last {
-            (host.take(), command.take())
-        } else {
-            (host.clone(), command.clone())
-        };
+        let (host, command) = (
+            common::take_or_copy(&mut host, k == last),
+            common::take_or_copy(&mut command, k == last),
+        );
         let run = draft::finish_run_without_id(parser, source, host, command, prompt_line, draft);
         result.runs.push(run);
         if let (Some(ids), Some(text)) = (ids.as_deref_mut(), text) {

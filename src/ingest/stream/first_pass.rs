@@ -1,9 +1,9 @@
 //! The first pass over a large file ([`super::plan`]), on every core: every piece waits for it.
 //!
 //! The file is cut into one range a thread, at line starts. Each range's pass reads its bytes
-//! [`READ_PIECES`] pieces' size at a time, checks they decode as a whole read decodes them, finds the prompt
-//! lines that start in it (a piece may begin at any of them) and reads the facts of the blocks
-//! that start in it, reading on past its end for the last of them. The ranges' findings are
+//! [`READ_PIECES`] pieces' size at a time, checks they decode as a whole read decodes them,
+//! finds the prompt lines that start in it (a piece may begin at any of them) and reads the
+//! facts of the blocks that start in it, reading on past its end for the last of them. The ranges' findings are
 //! then joined in file order: line numbers shifted by the lines before each range, the pieces
 //! cut, the facts merged ([`FileFacts::merge`]) as one pass over the file would have added them.
 
@@ -53,15 +53,11 @@ pub(super) fn plan(
 ) -> std::io::Result<Option<Plan>> {
     let piece = piece.max(1);
     let starts = range_starts(path, threads.max(1))?;
+    let read = piece.saturating_mul(READ_PIECES);
     let pass = |k: usize| {
         // The last range reads to the end of the file, whatever its size is by then.
         let end = starts.get(k + 1).copied().unwrap_or(u64::MAX);
-        pass_range(
-            source,
-            path,
-            starts[k]..end,
-            piece.saturating_mul(READ_PIECES),
-        )
+        pass_range(source, path, starts[k]..end, read)
     };
     let found: Vec<_> = std::thread::scope(|scope| {
         let others: Vec<_> = (1..starts.len())
