@@ -86,8 +86,10 @@ fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
             entry(devices, v, i);
             continue;
         }
-        let Some(dev) = current.clone() else { continue };
-        let Some(facts) = entry(devices, &dev, i) else {
+        let Some(dev) = current.as_deref() else {
+            continue;
+        };
+        let Some(facts) = entry(devices, dev, i) else {
             continue;
         };
         if k == "port" {
@@ -129,7 +131,9 @@ fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) 
             port = None;
             continue;
         }
-        let Some(dev) = current.clone() else { continue };
+        let Some(dev) = current.as_deref() else {
+            continue;
+        };
         if let Some(p) = t.strip_prefix("Port ").and_then(|p| p.strip_suffix(':')) {
             port = Some(p.to_string());
             continue;
@@ -137,7 +141,7 @@ fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) 
         let Some((k, v)) = t.split_once(':') else {
             continue;
         };
-        let Some(facts) = entry(devices, &dev, i) else {
+        let Some(facts) = entry(devices, dev, i) else {
             continue;
         };
         let name = key(k);
@@ -295,7 +299,9 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             if let Some(ll) = facts.get("port1.link_layer").cloned() {
                 facts.insert("link_type".into(), ll);
             }
-            let ports: Vec<String> = facts
+            // Each port once: its keys sort together (`port1.` before `port10.`), and it was
+            // worked out once per key of its, some twenty times, with the same result.
+            let mut ports: Vec<String> = facts
                 .keys()
                 .filter_map(|k| {
                     k.strip_prefix("port")
@@ -303,21 +309,23 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
                         .map(|(p, _)| p.to_string())
                 })
                 .collect();
+            ports.dedup();
             for p in ports {
-                let width = facts.get(format!("port{p}.active_width").as_str()).cloned();
-                let speed = facts.get(format!("port{p}.active_speed").as_str()).cloned();
+                let port_key = |name: &str| ["port", &p, ".", name].concat();
+                let width = facts.get(port_key("active_width").as_str()).cloned();
+                let speed = facts.get(port_key("active_speed").as_str()).cloned();
                 if let Some(rate) = width
                     .zip(speed)
                     .and_then(|(w, s)| rate_from_width_speed(&w, &s))
                 {
-                    facts.insert(format!("port{p}.rate_gbps").into(), format!("{rate}"));
+                    facts.insert(port_key("rate_gbps").into(), format!("{rate}"));
                 }
                 if let Some(rate) = facts
-                    .get(format!("port{p}.rate").as_str())
+                    .get(port_key("rate").as_str())
                     .and_then(|r| r.split_whitespace().next())
                 {
                     let rate = rate.to_string();
-                    facts.insert(format!("port{p}.rate_gbps").into(), rate);
+                    facts.insert(port_key("rate_gbps").into(), rate);
                 }
             }
             RunDraft {
