@@ -139,6 +139,25 @@ pub fn for_program(program: &str) -> Option<&'static dyn Parser> {
 /// text when its lines lie one after another in it ([`FileLines::span`]): a parser none of
 /// whose markers it holds cannot recognise any line of it.
 pub fn detect(text: &[&str], span: Option<&str>) -> Vec<&'static dyn Parser> {
+    detect_among(text, span, |_| true)
+}
+
+/// Whether [`detect`] finds a parser that `wanted` accepts; only those parsers (and the
+/// exclusive ones, which rule the others out) are tried.
+pub fn detects_any(
+    text: &[&str],
+    span: Option<&str>,
+    wanted: impl Fn(&dyn Parser) -> bool,
+) -> bool {
+    detect_among(text, span, &wanted).iter().any(|p| wanted(*p))
+}
+
+/// What [`detect`] finds, less the parsers `tried` turns away (not tested) unless exclusive.
+fn detect_among(
+    text: &[&str],
+    span: Option<&str>,
+    tried: impl Fn(&dyn Parser) -> bool,
+) -> Vec<&'static dyn Parser> {
     let recognises = |k: usize| may_recognise(k, span) && PARSERS[k].detect(text);
     let exclusive = |k: &usize| PARSERS[*k].exclusive();
     if let Some(k) = (0..PARSERS.len())
@@ -148,7 +167,7 @@ pub fn detect(text: &[&str], span: Option<&str>) -> Vec<&'static dyn Parser> {
         return vec![PARSERS[k]];
     }
     (0..PARSERS.len())
-        .filter(|k| !exclusive(k) && recognises(*k))
+        .filter(|k| !exclusive(k) && tried(PARSERS[*k]) && recognises(*k))
         .map(|k| PARSERS[k])
         .collect()
 }
@@ -227,6 +246,14 @@ mod tests {
                     assert!(span.is_some());
                     let with = families(detect(&lines[range.clone()], span));
                     found += with.len();
+                    // Asked for some families only, detection says what it says of them
+                    // when asked for all.
+                    for wanted in [&[Tool::DevInfo, Tool::Qperf][..], &[Tool::Perftest]] {
+                        let asked = detects_any(&lines[range.clone()], span, |p| {
+                            wanted.contains(&p.family())
+                        });
+                        assert_eq!(asked, with.iter().any(|f| wanted.contains(f)), "{range:?}");
+                    }
                     assert_eq!(with, families(detect(&lines[range], None)));
                 }
             }

@@ -102,9 +102,7 @@ fn read_facts(
             lines[range].iter().any(|l| l.trim_end() == "conf:")
         }
         Some(parser) => gives_facts(parser),
-        None => adapter::detect(&lines[range.clone()], lines.span(range))
-            .iter()
-            .any(|p| gives_facts(*p)),
+        None => adapter::detects_any(&lines[range.clone()], lines.span(range), gives_facts),
     };
     if gives {
         let mut scratch = FileResult::default();

@@ -222,6 +222,10 @@ impl<'de> Deserialize<'de> for Point<'de> {
                 }
                 // Stable: of equal keys the one read last stays last, and is the one kept.
                 entries.sort_by(|x, y| x.0.cmp(&y.0));
+                if !entries.windows(2).any(|w| w[0].0 == w[1].0) {
+                    // No key twice, as iperf3 prints them: kept as they are.
+                    return Ok(Point::Object(entries));
+                }
                 let mut kept: Vec<(Cow<'de, str>, Field<'de>)> = Vec::with_capacity(entries.len());
                 for e in entries {
                     match kept.last_mut() {
