@@ -299,8 +299,8 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             if let Some(ll) = facts.get("port1.link_layer").cloned() {
                 facts.insert("link_type".into(), ll);
             }
-            // Each port once: its keys sort together (`port1.` before `port10.`), and it was
-            // worked out once per key of its, some twenty times, with the same result.
+            // Each port once (its keys sort together: `port1.` before `port10.`); once per key
+            // of the port, some twenty times, gave the same result.
             let mut ports: Vec<String> = facts
                 .keys()
                 .filter_map(|k| {

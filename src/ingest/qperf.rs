@@ -89,6 +89,11 @@ fn test_header(line: &str) -> Option<&str> {
     ok.then_some(name)
 }
 
+/// Whether `lines` hold a `conf` test, the one whose results are facts of the whole file.
+pub fn has_conf_test(lines: &[&str]) -> bool {
+    lines.iter().any(|l| test_header(l) == Some("conf"))
+}
+
 /// `    bw  =  1.2 GB/sec` → (`bw`, `1.2 GB/sec`): indented, a key of lowercase letters and
 /// `_`, whitespace on both sides of `=`. Read by hand, as `^\s+([a-z_]+)\s+=\s+(.*?)\s*$`
 /// reads it.

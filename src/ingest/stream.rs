@@ -11,7 +11,7 @@
 
 use super::facts::FileFacts;
 use super::file_lines::FileLines;
-use super::{adapter, read_block, read_blocks, skip_long_lines, text, transcript};
+use super::{adapter, qperf, read_block, read_blocks, skip_long_lines, text, transcript};
 use super::{FileResult, Problem, MAX_LINE_BYTES};
 use crate::model::Tool;
 use std::io::{Read, Seek, SeekFrom};
@@ -94,13 +94,10 @@ fn read_facts(
     facts: &mut FileFacts,
 ) {
     let range = block.output_start..block.end;
-    let gives = match block.command.as_deref().and_then(adapter::for_program) {
-        // A qperf block's facts are its `conf` test's, whose results a `conf:` line heads
-        // (`qperf::test_header`): a block of other tests is not parsed here (its piece parses
-        // it), which was a third of this pass's parsing over the seeds.
-        Some(parser) if parser.family() == Tool::Qperf => {
-            lines[range].iter().any(|l| l.trim_end() == "conf:")
-        }
+    let gives = match named_parser(block) {
+        // A qperf block's facts are its `conf` test's: a block of other tests is not parsed
+        // here (its piece parses it), which was a third of this pass's parsing over the seeds.
+        Some(parser) if parser.family() == Tool::Qperf => qperf::has_conf_test(&lines[range]),
         Some(parser) => gives_facts(parser),
         None => adapter::detects_any(&lines[range.clone()], lines.span(range), gives_facts),
     };
@@ -115,8 +112,12 @@ fn read_facts(
 /// Whether a block gives facts by the tool its command names; `None` when it names none (what
 /// detection finds in it decides).
 fn facts_by_command(block: &transcript::Block<String>) -> Option<bool> {
-    let parser = block.command.as_deref().and_then(adapter::for_program)?;
-    Some(gives_facts(parser))
+    named_parser(block).map(gives_facts)
+}
+
+/// The parser of the tool a block's command names, if it names one.
+fn named_parser(block: &transcript::Block<String>) -> Option<&'static dyn adapter::Parser> {
+    block.command.as_deref().and_then(adapter::for_program)
 }
 
 fn gives_facts(parser: &dyn adapter::Parser) -> bool {

@@ -3,9 +3,10 @@
 //! The file is cut into one range a thread, at line starts. Each range's pass reads its bytes
 //! [`READ_PIECES`] pieces' size at a time, checks they decode as a whole read decodes them,
 //! finds the prompt lines that start in it (a piece may begin at any of them) and reads the
-//! facts of the blocks that start in it, reading on past its end for the last of them. The ranges' findings are
-//! then joined in file order: line numbers shifted by the lines before each range, the pieces
-//! cut, the facts merged ([`FileFacts::merge`]) as one pass over the file would have added them.
+//! facts of the blocks that start in it, reading on past its end for the last of them. The
+//! ranges' findings are then joined in file order: line numbers shifted by the lines before
+//! each range, the pieces cut, the facts merged ([`FileFacts::merge`]) as one pass over the
+//! file would have added them.
 
 use super::{read_facts, shifted, Piece, Plan};
 use crate::ingest::facts::FileFacts;
