@@ -83,10 +83,14 @@ pub fn decode_utf8(text: &str) -> Decoded<'_> {
     clean(Cow::Borrowed(text), "utf-8")
 }
 
-/// Whether [`decode`] would call `head` (the first bytes of a file, at most 8 KiB read) binary
-/// by its control bytes alone; a NUL anywhere in a file also makes it binary.
+/// How many of a file's first bytes [`decode`] counts control bytes in.
+pub const HEAD_BYTES: usize = 8192;
+
+/// Whether [`decode`] would call `head` (the first bytes of a file: [`HEAD_BYTES`] of them, or
+/// the whole file) binary by its control bytes alone; a NUL anywhere in a file also makes it
+/// binary.
 pub fn binary_head(head: &[u8]) -> bool {
-    binary_line(&head[..head.len().min(8192)]).is_some()
+    binary_line(&head[..head.len().min(HEAD_BYTES)]).is_some()
 }
 
 /// Finds the line of the first NUL byte, or of dense control bytes, which mark binary data.
@@ -95,7 +99,7 @@ fn binary_line(bytes: &[u8]) -> Option<u32> {
     if let Some(pos) = memchr::memchr(0, bytes) {
         return Some(line_of(pos));
     }
-    let head = &bytes[..bytes.len().min(8192)];
+    let head = &bytes[..bytes.len().min(HEAD_BYTES)];
     // Counted 32 bytes at a time into a byte, which the compiler turns into vector compares
     // (a byte at a time took 3 % of an import of small files).
     let control: usize = head

@@ -12,13 +12,20 @@ use crate::units::{gbps_from_msg_rate, BwUnit};
 use std::collections::{BTreeMap, HashMap};
 
 /// Is this file a perftest JSON result?
+/// How many of a file's first lines [`detect`] looks at.
+pub const HEAD_LINES: usize = 5;
+
 pub fn detect(lines: &[&str]) -> bool {
     let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
     let starts = matches!(
         first,
         Some("{") | Some("{\"test_info\": {") | Some("test_info: {")
     ) || first.is_some_and(|l| l.starts_with('{') && l.contains("test_info"));
-    starts && lines.iter().take(5).any(|l| l.contains("test_info"))
+    starts
+        && lines
+            .iter()
+            .take(HEAD_LINES)
+            .any(|l| l.contains("test_info"))
 }
 
 /// Flattened `section.key → (value, line)` pairs.

@@ -158,11 +158,12 @@ fn what_a_whole_read_decodes_otherwise_is_read_whole() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds/000_8f7f2e13e9bf4848.txt"),
     )
     .unwrap();
-    let plan_of = |name: &str, bytes: &[u8]| {
+    let plan_in = |name: &str, bytes: &[u8], piece: usize| {
         let path = tmp.path().join(name);
         std::fs::write(&path, bytes).unwrap();
-        plan(name, &path, 1000, 2).unwrap().map(|p| p.pieces.len())
+        plan(name, &path, piece, 2).unwrap().map(|p| p.pieces.len())
     };
+    let plan_of = |name: &str, bytes: &[u8]| plan_in(name, bytes, 1000);
     assert!(plan_of("plain.txt", &transcript).unwrap() > 10);
     let with = |prefix: &[u8], suffix: &[u8]| [prefix, &transcript, suffix].concat();
     // GB18030 for the whole file when any byte is not UTF-8.
@@ -170,6 +171,24 @@ fn what_a_whole_read_decodes_otherwise_is_read_whole() {
     assert_eq!(plan_of("bom.txt", &with(b"\xef\xbb\xbf", b"")), None);
     assert_eq!(plan_of("nul.txt", &with(b"", b"\0\n")), None);
     assert_eq!(plan_of("blank.txt", &[b' '; 5000]), None);
+    // Judged by the head a whole read judges: its first kilobytes and first lines, however
+    // small the first pass's reads are.
+    let json = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/perftest/rxe-lab/read_bw-2qp-out_json.json"),
+    )
+    .unwrap();
+    let controls = [
+        &b"$ ib_write_bw -a\n"[..],
+        &[0x05; 2000],
+        b"\n",
+        &transcript,
+    ]
+    .concat();
+    for piece in [1, 16] {
+        assert_eq!(plan_in("json.txt", &json, piece), None);
+        assert_eq!(plan_in("controls.txt", &controls, piece), None);
+    }
     // One block (no prompt at all): nothing to cut.
     let bare: Vec<u8> = transcript
         .split(|&b| b == b'\n')
