@@ -4,8 +4,9 @@
 //! owned string in a sorted map, every interval and summary object rebuilt, then written back
 //! as JSON for the row's raw text. That was a third of an iperf3 import. Here the objects
 //! rows come from (interval, stream and summary objects: [`Point`]) keep their entries in a
-//! vector with keys borrowed from the text, and only the rest (`start`, keys no row reads) is
-//! a [`Value`]. Every type keeps what the tree kept, so
+//! vector with keys borrowed from the text; `start`, which the run's facts come from, is a
+//! [`Tree`] (the tree's shape, its keys and strings borrowed), and only the rest (keys no row
+//! or fact reads) is a [`Value`]. Every type keeps what the tree kept, so
 //! - a row's raw text is the same bytes (keys sorted, the last of a repeated key kept, numbers
 //!   as the tree read and wrote them), and
 //! - two documents are equal exactly when their trees are (a `-J` document printed twice is
@@ -20,6 +21,10 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
+pub use tree::Tree;
+use tree::{entries_of, Key, NULL_TREE};
+
+mod tree;
 
 static NULL: Value = Value::Null;
 
@@ -142,31 +147,6 @@ impl Serialize for Field<'_> {
     }
 }
 
-/// An object key: borrowed from the text unless it held an escape.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
 /// An interval, stream or summary object: its entries sorted by key, the last of a repeated
 /// key kept (as a map keeps them), or whatever else stood where one belongs.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,25 +195,8 @@ impl<'de> Deserialize<'de> for Point<'de> {
             fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
                 Value::deserialize(SeqAccessDeserializer::new(a)).map(Point::Other)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                let mut entries: Vec<(Cow<'de, str>, Field<'de>)> = Vec::with_capacity(16);
-                while let Some(Key(k)) = a.next_key()? {
-                    entries.push((k, a.next_value()?));
-                }
-                // Stable: of equal keys the one read last stays last, and is the one kept.
-                entries.sort_by(|x, y| x.0.cmp(&y.0));
-                if !entries.windows(2).any(|w| w[0].0 == w[1].0) {
-                    // No key twice, as iperf3 prints them: kept as they are.
-                    return Ok(Point::Object(entries));
-                }
-                let mut kept: Vec<(Cow<'de, str>, Field<'de>)> = Vec::with_capacity(entries.len());
-                for e in entries {
-                    match kept.last_mut() {
-                        Some(last) if last.0 == e.0 => *last = e,
-                        _ => kept.push(e),
-                    }
-                }
-                Ok(Point::Object(kept))
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                entries_of(a, 16).map(Point::Object)
             }
         }
         d.deserialize_any(V)
@@ -426,10 +389,11 @@ impl<'de> Keys<'de> for EndKeys<'de> {
 pub type Interval<'de> = Obj<IntervalKeys<'de>>;
 pub type End<'de> = Obj<EndKeys<'de>>;
 
-/// A whole document: `start` (and `error`, and anything else) as values, the intervals and
-/// the end summary read for their rows.
+/// A whole document: `start` read for the run's facts, the intervals and the end summary for
+/// their rows, `error` (and anything else) as values.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DocKeys<'de> {
+    pub start: Option<Tree<'de>>,
     pub intervals: Option<List<Interval<'de>>>,
     pub end: Option<End<'de>>,
 }
@@ -437,6 +401,7 @@ pub struct DocKeys<'de> {
 impl<'de> Keys<'de> for DocKeys<'de> {
     fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
         match key {
+            "start" => self.start = Some(map.next_value()?),
             "intervals" => self.intervals = Some(map.next_value()?),
             "end" => self.end = Some(map.next_value()?),
             _ => return Ok(false),
@@ -451,21 +416,28 @@ impl<'de> Doc<'de> {
     /// The document a `--json-stream` adds up to: `{"start", "intervals", "end"}` and an
     /// `error` when the stream had one.
     pub fn of_stream(
-        start: Value,
+        start: Tree<'de>,
         intervals: Vec<Interval<'de>>,
         end: End<'de>,
         error: Option<String>,
     ) -> Doc<'de> {
         let mut rest = Map::new();
-        rest.insert("start".into(), start);
         if let Some(e) = error {
             rest.insert("error".into(), Value::String(e));
         }
         let keys = DocKeys {
+            start: Some(start),
             intervals: Some(List::Items(intervals)),
             end: Some(end),
         };
         Obj::Object(keys, rest)
+    }
+
+    /// `start` (null when missing, as indexing the tree gives).
+    pub fn start(&self) -> &Tree<'de> {
+        self.keys()
+            .and_then(|k| k.start.as_ref())
+            .unwrap_or(&NULL_TREE)
     }
 
     pub fn intervals(&self) -> &[Interval<'de>] {
@@ -487,9 +459,10 @@ impl<'de> Doc<'de> {
     }
 }
 
-/// What a `--json-stream` event's data is read as: intervals and the end summary for their
-/// rows, the rest (`start`, `error`, events of later versions) as values.
+/// What a `--json-stream` event's data is read as: `start` for the run's facts, intervals and
+/// the end summary for their rows, the rest (`error`, events of later versions) as values.
 pub enum EventData<'de> {
+    Start(Tree<'de>),
     Interval(Interval<'de>),
     End(End<'de>),
     Value(Value),
@@ -499,6 +472,8 @@ impl<'de> EventData<'de> {
     fn of_value(name: Option<&str>, data: Value) -> EventData<'de> {
         // A value's shape is never an error to these types: the conversions cannot fail.
         match name {
+            Some("start") => Tree::deserialize(data)
+                .map_or_else(|_| EventData::Value(Value::Null), EventData::Start),
             Some("interval") => Interval::deserialize(data)
                 .map_or_else(|_| EventData::Value(Value::Null), EventData::Interval),
             Some("end") => End::deserialize(data)
@@ -556,6 +531,7 @@ impl<'de> Deserialize<'de> for InOrder<'de> {
                         "data" => {
                             in_order &= data.is_none();
                             data = Some(match name.as_ref().and_then(Value::as_str) {
+                                Some("start") => EventData::Start(a.next_value()?),
                                 Some("interval") => EventData::Interval(a.next_value()?),
                                 Some("end") => EventData::End(a.next_value()?),
                                 _ => EventData::Value(a.next_value()?),

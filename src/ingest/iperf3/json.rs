@@ -3,7 +3,7 @@
 //! `--json-stream` (iperf3 3.17+: one `{"event": …, "data": …}` object per line, so each
 //! interval row has its own line).
 
-use super::doc::{Doc, End, Event, EventData, Point};
+use super::doc::{Doc, End, Event, EventData, Point, Tree};
 use crate::ingest::adapter::Block;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
@@ -190,7 +190,7 @@ fn stream(
     command: Option<&CommandLine>,
     problems: &mut Vec<Problem>,
 ) -> Vec<RunDraft> {
-    let mut start = Value::Null;
+    let mut start = Tree::Null;
     let mut intervals = Vec::new();
     let mut lines = Lines {
         intervals: Vec::new(),
@@ -221,7 +221,7 @@ fn stream(
             }
         };
         match (event.name.as_str(), event.data) {
-            (Some("start"), EventData::Value(data)) => (start, lines.first) = (data, i),
+            (Some("start"), EventData::Start(data)) => (start, lines.first) = (data, i),
             (Some("interval"), EventData::Interval(data)) => {
                 intervals.push(data);
                 lines.intervals.push(i);
@@ -254,7 +254,7 @@ fn draft(
     command: Option<&CommandLine>,
     notes: Vec<String>,
 ) -> RunDraft {
-    let start = doc.rest("start");
+    let start = doc.start();
     let test_start = &start["test_start"];
     let udp = test_start["protocol"].as_str() == Some("UDP")
         || command.is_some_and(|c| c.flags.contains_key("-u"));
@@ -359,7 +359,7 @@ fn json_point(point: &Point, stream: String, kind: &str, line: usize) -> Measure
 }
 
 /// The test's setup from the JSON `start` object.
-fn json_facts(start: &Value) -> crate::model::Facts {
+fn json_facts(start: &Tree) -> crate::model::Facts {
     let test_start = &start["test_start"];
     let mut facts = BTreeMap::new();
     for (k, v) in [
@@ -375,7 +375,7 @@ fn json_facts(start: &Value) -> crate::model::Facts {
         if !v.is_null() {
             facts.insert(
                 k.into(),
-                v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                v.as_str().map_or_else(|| v.to_json(), str::to_string),
             );
         }
     }
@@ -385,7 +385,7 @@ fn json_facts(start: &Value) -> crate::model::Facts {
 /// Every interval and summary of every stream (and their sums), in document order; the
 /// summaries carry the CPU use of both hosts.
 fn json_rows(doc: &Doc, lines: &Lines) -> Vec<Measurement> {
-    let bidir = doc.rest("start")["test_start"]["bidir"].as_u64() == Some(1);
+    let bidir = doc.start()["test_start"]["bidir"].as_u64() == Some(1);
     let socket_name = |s: &Point| {
         let id = s.get("socket").map_or_else(String::new, |v| {
             serde_json::to_string(v).expect("a JSON value always serializes")

@@ -57,7 +57,7 @@ fn tree_points(doc: &Value) -> Vec<&Value> {
 /// The document of a stream of at most one interval and an end.
 fn doc_of<'a>(interval: Option<Interval<'a>>, end: Option<End<'a>>) -> Doc<'a> {
     let end = end.unwrap_or(Obj::Other(Value::Null));
-    Doc::of_stream(Value::Null, interval.into_iter().collect(), end, None)
+    Doc::of_stream(Tree::Null, interval.into_iter().collect(), end, None)
 }
 
 /// Reads `text` both ways and checks they agree; returns both when it is a document.
@@ -85,7 +85,20 @@ fn both(text: &str) -> Option<(Doc<'_>, Value)> {
                     assert_eq!(pt, vf.map(Value::to_string), "{key} in {text}");
                 }
             }
-            assert_eq!(d.rest("start"), &v["start"]);
+            let (ts, vs) = (d.start(), &v["start"]);
+            assert_eq!(ts.to_json(), vs.to_string(), "start in {text}");
+            for key in ["start", "socket", "bytes", "error", "zz"] {
+                let (tk, vk) = (&ts[key], &vs[key]);
+                assert_eq!(
+                    ts.get(key).is_some(),
+                    vs.get(key).is_some(),
+                    "{key} in {text}"
+                );
+                assert_eq!(tk.to_json(), vk.to_string(), "{key} in {text}");
+                assert_eq!(tk.as_str(), vk.as_str(), "{key} in {text}");
+                assert_eq!(tk.as_u64(), vk.as_u64(), "{key} in {text}");
+                assert_eq!(tk.is_null(), vk.is_null(), "{key} in {text}");
+            }
             assert_eq!(d.rest("error"), &v["error"]);
             assert_eq!(d.cpu(), &v["end"]["cpu_utilization_percent"]);
             Some((d, v))
@@ -231,6 +244,10 @@ proptest! {
         let (typed, tree) = match event.data {
             EventData::Interval(i) => (doc_of(Some(i), None), tree_doc(Some(&data), None)),
             EventData::End(e) => (doc_of(None, Some(e)), tree_doc(None, Some(&data))),
+            EventData::Start(t) => {
+                prop_assert_eq!(t.to_json(), data.to_string());
+                return Ok(());
+            }
             EventData::Value(v) => {
                 prop_assert_eq!(v, data);
                 return Ok(());
