@@ -11,10 +11,10 @@ use crate::model::{Measurement, Role, RunStatus};
 use crate::units::{gbps_from_msg_rate, BwUnit};
 use std::collections::{BTreeMap, HashMap};
 
-/// Is this file a perftest JSON result?
 /// How many of a file's first lines [`detect`] looks at.
 pub const HEAD_LINES: usize = 5;
 
+/// Is this file a perftest JSON result?
 pub fn detect(lines: &[&str]) -> bool {
     let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
     let starts = matches!(
