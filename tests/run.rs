@@ -375,8 +375,10 @@ fn auto_repeats_stop_at_the_target_width_or_the_cap_in_a_seeded_random_order() {
     let tmp = tempfile::tempdir().unwrap();
     let (store, runs) = (tmp.path().join("store"), tmp.path().join("runs"));
     // `loose`: any interval is narrow enough, so it stops at its minimum of 2. `tight`: no
-    // measured interval is that narrow, so it runs to its cap of 3.
-    let body = "order = \"random\"\nseed = 7\n[[test]]\ntool = \"iperf3\"\nname = \"loose\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 10.0, min_repeats = 2, max_repeats = 4 }\n[[test]]\ntool = \"iperf3\"\nname = \"tight\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 1e-12, min_repeats = 2, max_repeats = 3 }\n";
+    // measured interval is that narrow, so it runs to its cap of 3. `tight` reads iperf3's JSON
+    // (`-J`): its text prints three significant digits, and two one-second loopback runs printed
+    // the same rate now and then, an interval of zero width that met even this target.
+    let body = "order = \"random\"\nseed = 7\n[[test]]\ntool = \"iperf3\"\nname = \"loose\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nrepeats = \"auto\"\nauto = { target_ci = 10.0, min_repeats = 2, max_repeats = 4 }\n[[test]]\ntool = \"iperf3\"\nname = \"tight\"\nserver = \"l\"\nclient = \"l\"\nduration = 1\nclient_args = [\"-J\"]\nrepeats = \"auto\"\nauto = { target_ci = 1e-12, min_repeats = 2, max_repeats = 3 }\n";
     let suite = write_suite(tmp.path(), "auto", body);
     let o = run_suite(&store, suite.to_str().unwrap(), &runs, 27900, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

@@ -2,6 +2,9 @@
 //! each repeat's client log as it finishes (the same parsers as `import`), and stops once the
 //! 95 % bootstrap confidence interval of every point's median is narrower than the target share
 //! of that median, after its minimum, or at its cap. Why it stopped goes into the manifest.
+//! The values are the numbers the tool printed: iperf3's text rounds a rate to three significant
+//! digits, so repeats can print the same rate and give an interval of zero width; a target below
+//! that resolution wants the tool's full-precision output (`client_args = ["-J"]`).
 
 use super::suite::{Auto, Repeats, Test};
 use super::RunRecord;
