@@ -75,8 +75,15 @@ fn parse<T>(
 
 /// How many consecutive files make one item of work when there are many: the ids of their
 /// runs are hashed together ([`draft::give_ids`]: a small file's one run leaves a lane of the
-/// hash idle).
-const FILES_PER_ITEM: usize = 8;
+/// hash idle). Thirty-two fill the hash's sixteen lanes twice over, so a short text that ends
+/// early hands its lane to the next; with eight, half the lanes were idle from the start.
+const FILES_PER_ITEM: usize = 32;
+
+/// Whether `files` on `threads` threads are read in groups of [`FILES_PER_ITEM`]: when each
+/// thread gets at least two groups; a few large files each keep a core.
+fn in_groups(files: usize, threads: usize) -> bool {
+    files >= 2 * FILES_PER_ITEM * threads
+}
 
 /// Reads and parses consecutive files and hands each file's result to `prepare` once its runs
 /// have their ids; a large file is planned, to be read in pieces. A file whose last texts to
@@ -209,8 +216,7 @@ pub fn parse_in_order<T: Send>(
     // A large file's first pass uses every core: its pieces wait for it. (Asked once: the
     // answer reads cgroup files.)
     let first_pass_threads = threads(jobs);
-    // Files in groups only when there are many per thread: a few large ones each keep a core.
-    let per_item = if files.len() >= 16 * first_pass_threads {
+    let per_item = if in_groups(files.len(), first_pass_threads) {
         FILES_PER_ITEM
     } else {
         1
@@ -502,7 +508,7 @@ mod tests {
     fn files_read_in_groups_give_each_run_its_own_id() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
-        assert!(files.len() >= 16 * 3, "{} files: too few to group", files.len());
+        assert!(in_groups(files.len(), 3), "{} files: too few to group", files.len());
         let alone: Vec<(String, Vec<String>)> = files
             .iter()
             .map(|f| {
