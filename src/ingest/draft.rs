@@ -65,7 +65,7 @@ impl Default for ContentHash {
 /// waits for the last, and this CPU runs several chains at once: sixteen in vector registers
 /// ([`wide`], two sets of eight) where the CPU has them, else four (their states and texts
 /// still fit in the general registers; eight spilled them and were slower than four).
-const MOST_LANES: usize = 16;
+pub const MOST_LANES: usize = 16;
 
 fn lanes() -> usize {
     if wide::available() {

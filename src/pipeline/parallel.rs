@@ -75,9 +75,9 @@ fn parse<T>(
 
 /// How many consecutive files make one item of work when there are many: the ids of their
 /// runs are hashed together ([`draft::give_ids`]: a small file's one run leaves a lane of the
-/// hash idle). Thirty-two fill the hash's sixteen lanes twice over, so a short text that ends
-/// early hands its lane to the next; with eight, half the lanes were idle from the start.
-const FILES_PER_ITEM: usize = 32;
+/// hash idle). Twice the hash's lanes fill every lane twice over, so a short text that ends
+/// early hands its lane to the next; with half as many files as lanes, half were idle.
+const FILES_PER_ITEM: usize = 2 * draft::MOST_LANES;
 
 /// Whether `files` on `threads` threads are read in groups of [`FILES_PER_ITEM`]: when each
 /// thread gets at least two groups; a few large files each keep a core.
