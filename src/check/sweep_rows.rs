@@ -4,10 +4,13 @@
 //! file, and are read back once when the rule is finished.
 
 use std::collections::HashMap;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 
 /// Rows held in memory before they are written out (about 10 MB).
 const SPILL_ROWS: usize = 256 * 1024;
+
+/// Rows encoded at a time when they are written out (about 128 KiB).
+const SPILL_CHUNK: usize = 4096;
 
 /// Held rows from which the room grows to [`SPILL_ROWS`] in one step: a small file's few rows
 /// take little memory, a large file's take the spill's room once.
@@ -80,13 +83,13 @@ pub struct Row {
 const ROW_BYTES: usize = 4 * 4 + 8 + 1 + 8;
 
 impl Row {
-    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+    fn write(&self, out: &mut Vec<u8>) {
         for n in [self.setup, self.source, self.test, self.line] {
-            out.write_all(&n.to_le_bytes())?;
+            out.extend_from_slice(&n.to_le_bytes());
         }
-        out.write_all(&self.size.to_le_bytes())?;
-        out.write_all(&[self.metric])?;
-        out.write_all(&self.value.to_bits().to_le_bytes())
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.push(self.metric);
+        out.extend_from_slice(&self.value.to_bits().to_le_bytes());
     }
 
     fn read(b: &[u8; ROW_BYTES]) -> Row {
@@ -108,7 +111,10 @@ impl Row {
 #[derive(Debug, Default)]
 pub struct Rows {
     held: Vec<Row>,
-    spilled: Option<(BufWriter<std::fs::File>, usize)>,
+    /// The file the rows written out are in, and how many there are.
+    spilled: Option<(std::fs::File, usize)>,
+    /// Why the written rows cannot be read back, if they cannot.
+    broken: Option<std::io::Error>,
 }
 
 impl Rows {
@@ -129,22 +135,43 @@ impl Rows {
     /// then grows, the result does not change).
     fn spill(&mut self) {
         if self.spilled.is_none() {
-            self.spilled = temporary_file().ok().map(|f| (BufWriter::new(f), 0));
+            self.spilled = temporary_file().ok().map(|f| (f, 0));
         }
         let Some((out, count)) = self.spilled.as_mut() else {
             return;
         };
-        let written = self.held.iter().try_for_each(|r| r.write(out));
-        if written.is_ok() {
-            *count += self.held.len();
-            self.held.clear();
+        // Encoded a few thousand at a time into a buffer written at once: a writer's checks
+        // per field were most of the cost of keeping a row.
+        let mut bytes = Vec::with_capacity(SPILL_CHUNK * ROW_BYTES);
+        let mut write = |rows: &[Row]| {
+            bytes.clear();
+            rows.iter().for_each(|r| r.write(&mut bytes));
+            out.write_all(&bytes)
+        };
+        let result = self.held.chunks(SPILL_CHUNK).try_for_each(&mut write);
+        let written = (*count * ROW_BYTES) as u64;
+        match result {
+            Ok(()) => {
+                *count += self.held.len();
+                self.held.clear();
+            }
+            // Cut back to the whole rows, to be written again at the next spill; a file that
+            // cannot be cut back holds rows that would be read wrong.
+            Err(_) => {
+                let cut = out.set_len(written).and_then(|_| out.seek(SeekFrom::Start(written)));
+                if let Err(e) = cut {
+                    self.broken = Some(e);
+                }
+            }
         }
     }
 
     /// Hands every row to `f`, in order, reading the written ones back one at a time.
     pub fn for_each(self, mut f: impl FnMut(Row)) -> std::io::Result<()> {
-        if let Some((out, count)) = self.spilled {
-            let mut file = out.into_inner().map_err(|e| e.into_error())?;
+        if let Some(e) = self.broken {
+            return Err(e);
+        }
+        if let Some((mut file, count)) = self.spilled {
             file.seek(SeekFrom::Start(0))?;
             let mut input = BufReader::new(file);
             let mut b = [0u8; ROW_BYTES];

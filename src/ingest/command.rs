@@ -3,6 +3,7 @@
 //! the peer address and any pipe (`| grep SUM`).
 
 use super::Nothing;
+use crate::ingest::common::TrimWs;
 use crate::model::{CommandLine, Tool};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -54,7 +55,7 @@ pub fn asks_version_or_help(family: Tool, c: &CommandLine) -> Option<Nothing> {
 pub fn help_or_version_text(lines: &[&str]) -> Option<Nothing> {
     let text: Vec<&str> = lines
         .iter()
-        .map(|l| l.trim())
+        .map(|l| l.trim_ws())
         .filter(|l| !l.is_empty())
         .collect();
     let first = text.first()?;
@@ -172,12 +173,12 @@ pub fn may_run_a_tool(raw: &str) -> bool {
 
 /// Parses a command line as typed after a prompt. Returns `None` for an empty line.
 pub fn parse(raw: &str) -> Option<CommandLine> {
-    let raw = raw.trim();
+    let raw = raw.trim_ws();
     if raw.is_empty() {
         return None;
     }
     let (cmd, pipe) = match raw.split_once('|') {
-        Some((c, p)) => (c, Some(p.trim().to_string()).filter(|p| !p.is_empty())),
+        Some((c, p)) => (c, Some(p.trim_ws().to_string()).filter(|p| !p.is_empty())),
         None => (raw, None),
     };
     let mut ws = words(cmd);
@@ -217,7 +218,7 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
 /// The program [`parse`] finds in `raw` (its `program`), without taking the rest apart: what
 /// splitting a file into command blocks needs of every prompt line. `None` for an empty line.
 pub fn program(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
-    let raw = raw.trim();
+    let raw = raw.trim_ws();
     if raw.is_empty() {
         return None;
     }

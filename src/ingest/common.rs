@@ -101,6 +101,47 @@ pub fn is_blank(line: &str) -> bool {
     }
 }
 
+/// `str::trim` and its one-sided forms, with ASCII whitespace skipped byte by byte: the
+/// parsers trim most lines they read, and `str::trim` decodes every character it looks at.
+/// A non-ASCII byte at an end hands the rest to `str::trim` (Unicode's other White_Space).
+pub trait TrimWs {
+    fn trim_ws(&self) -> &str;
+    fn trim_start_ws(&self) -> &str;
+    fn trim_end_ws(&self) -> &str;
+}
+
+/// ASCII's White_Space: tab, line feed, vertical tab, form feed, carriage return, space
+/// (`char::is_whitespace` of an ASCII character).
+fn is_ascii_ws(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+impl TrimWs for str {
+    fn trim_ws(&self) -> &str {
+        self.trim_start_ws().trim_end_ws()
+    }
+
+    fn trim_start_ws(&self) -> &str {
+        let b = self.as_bytes();
+        let skip = b.iter().take_while(|&&c| is_ascii_ws(c)).count();
+        let rest = &self[skip..];
+        match b.get(skip) {
+            Some(c) if !c.is_ascii() => rest.trim_start(),
+            _ => rest,
+        }
+    }
+
+    fn trim_end_ws(&self) -> &str {
+        let b = self.as_bytes();
+        let keep = b.len() - b.iter().rev().take_while(|&&c| is_ascii_ws(c)).count();
+        let rest = &self[..keep];
+        match keep.checked_sub(1).map(|i| b[i]) {
+            Some(c) if !c.is_ascii() => rest.trim_end(),
+            _ => rest,
+        }
+    }
+}
+
 /// Collapses every run of whitespace to one space and trims the ends.
 pub fn squash(line: &str) -> String {
     let mut out = String::new();
@@ -113,26 +154,30 @@ pub fn squash_into(line: &str, out: &mut String) {
     out.clear();
     out.reserve(line.len());
     if line.is_ascii() {
-        // The common case, byte by byte: `split_whitespace` decodes every character.
-        // Unicode's White_Space in ASCII: `is_ascii_whitespace` and the vertical tab.
-        let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
-        let bytes = line.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i..].iter().position(|b| !space(b)) {
-                Some(skip) => i += skip,
-                None => break,
+        // The common case, byte by byte (`split_whitespace` decodes every character): the
+        // line copied once and its whitespace runs closed up in place, rather than a copy
+        // per word.
+        let mut b = std::mem::take(out).into_bytes();
+        b.extend_from_slice(line.as_bytes());
+        let (mut kept, mut space) = (0, false);
+        for read in 0..b.len() {
+            let c = b[read];
+            if is_ascii_ws(c) {
+                space = kept > 0;
+                continue;
             }
-            let end = bytes[i..]
-                .iter()
-                .position(space)
-                .map_or(bytes.len(), |n| i + n);
-            if !out.is_empty() {
-                out.push(' ');
+            if space {
+                b[kept] = b' ';
+                kept += 1;
+                space = false;
             }
-            out.push_str(&line[i..end]);
-            i = end;
+            b[kept] = c;
+            kept += 1;
         }
+        b.truncate(kept);
+        // ASCII bytes of an ASCII line: always text.
+        *out = String::from_utf8(b)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         return;
     }
     for w in line.split_whitespace() {
@@ -185,6 +230,19 @@ mod tests {
             squash_into(l, &mut reused);
             assert_eq!(reused, by_words(l), "{l:?}, into a used buffer");
             assert_eq!(is_blank(l), l.trim().is_empty(), "{l:?}");
+        }
+        for l in lines.iter().map(String::as_str).chain([
+            " \u{a0}x\u{85} \u{3000}",
+            "\u{3000}",
+            "x\u{2009}",
+            "\u{1c}x\u{1f}",
+            "\x0b\x0c x y \r\n",
+            "é ",
+            " é",
+        ]) {
+            assert_eq!(l.trim_ws(), l.trim(), "{l:?}");
+            assert_eq!(l.trim_start_ws(), l.trim_start(), "{l:?}");
+            assert_eq!(l.trim_end_ws(), l.trim_end(), "{l:?}");
         }
         for l in [
             "\u{3000}",

@@ -8,6 +8,7 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
+use crate::ingest::common::TrimWs;
 use crate::ingest::file_lines::FileLines;
 use crate::model::RunStatus;
 use std::collections::{BTreeMap, HashMap};
@@ -75,11 +76,11 @@ fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
     let mut current: Option<String> = None;
     let mut port: Option<String> = None;
     for i in range {
-        let t = all[i].trim();
+        let t = all[i].trim_ws();
         let Some((k, v)) = t.split_once(':') else {
             continue;
         };
-        let (k, v) = (k.trim(), v.trim());
+        let (k, v) = (k.trim_ws(), v.trim_ws());
         if k == "hca_id" {
             current = Some(v.to_string());
             port = None;
@@ -100,7 +101,7 @@ fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
             continue;
         }
         let name = if let Some(gid) = k.strip_prefix("GID[").and_then(|g| g.strip_suffix(']')) {
-            format!("gid{}", gid.trim())
+            format!("gid{}", gid.trim_ws())
         } else {
             key(k)
         };
@@ -113,7 +114,7 @@ fn ibv_devinfo(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
 
 /// `4X (2)` × `25.0 Gbps (32)` → 100 Gbit/s of signalling rate.
 fn rate_from_width_speed(width: &str, speed: &str) -> Option<f64> {
-    let lanes: f64 = width.split('X').next()?.trim().parse().ok()?;
+    let lanes: f64 = width.split('X').next()?.trim_ws().parse().ok()?;
     let per_lane: f64 = speed.split_whitespace().next()?.parse().ok()?;
     Some(lanes * per_lane)
 }
@@ -123,7 +124,7 @@ fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) 
     let mut current: Option<String> = None;
     let mut port: Option<String> = None;
     for i in range {
-        let t = all[i].trim();
+        let t = all[i].trim_ws();
         if let Some(name) = t.strip_prefix("CA '").or_else(|| t.strip_prefix("CA: '")) {
             let name = name.trim_end_matches('\'').to_string();
             entry(devices, &name, i);
@@ -148,9 +149,9 @@ fn ibstat(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) 
         match &port {
             Some(p) => facts.insert(
                 ["port", p, ".", &name].concat().into(),
-                v.trim().to_string(),
+                v.trim_ws().to_string(),
             ),
-            None => facts.insert(name.into(), v.trim().to_string()),
+            None => facts.insert(name.into(), v.trim_ws().to_string()),
         };
     }
 }
@@ -177,13 +178,13 @@ fn ibv_devices(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devi
 fn rdma_link(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
     let mut last: Option<(String, String)> = None;
     for i in range {
-        let t = all[i].trim();
+        let t = all[i].trim_ws();
         if let Some(caps) = t.strip_prefix("caps:") {
             if let Some((dev, port)) = &last {
                 if let Some(facts) = entry(devices, dev, i) {
                     facts.insert(
                         ["port", port, ".caps"].concat().into(),
-                        caps.trim().to_string(),
+                        caps.trim_ws().to_string(),
                     );
                 }
             }

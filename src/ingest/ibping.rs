@@ -9,6 +9,7 @@
 use super::adapter::Block;
 use super::draft::status_of;
 use super::{Problem, RunDraft};
+use crate::ingest::common::TrimWs;
 use crate::model::{Measurement, Role};
 use std::collections::BTreeMap;
 
@@ -26,7 +27,7 @@ crate::ingest::adapter::declare_parser!(Ibping, Ibping,
 /// Does a block without a command look like ibping output?
 pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
-        let t = l.trim();
+        let t = l.trim_ws();
         (t.starts_with("Pong from ") && PONG.with(|re| re.is_match(t)))
             || (memchr::memchr(b'-', l.as_bytes()).is_some() && l.contains("ibping statistics ---"))
     })
@@ -44,7 +45,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
     let mut facts = BTreeMap::new();
     let mut errors = Vec::new();
     for i in range.clone() {
-        let t = all[i].trim();
+        let t = all[i].trim_ws();
         if t.is_empty() {
             continue;
         }

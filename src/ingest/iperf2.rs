@@ -8,15 +8,11 @@
 //! stream it announced has reported its whole-test line).
 
 use super::adapter::Block;
-use super::common::leading_number;
+use super::common::{decimal, leading_number};
 use super::{Problem, RunDraft};
+use crate::ingest::common::TrimWs;
 use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
-use nom::bytes::complete::{tag, take_until};
-use nom::character::complete::{char, space0, space1};
-use nom::combinator::opt;
-use nom::sequence::delimited;
-use nom::{IResult, Parser};
 use std::collections::{BTreeMap, BTreeSet};
 
 // Markers: the banners, a sum line, the commas of a CSV line.
@@ -47,66 +43,77 @@ pub struct Report<'a> {
     pub rest: &'a str,
 }
 
-fn num(input: &str) -> IResult<&str, f64> {
-    let fail = |kind| nom::Err::Error(nom::error::Error::new(input, kind));
-    let (n, rest) = leading_number(input).ok_or_else(|| fail(nom::error::ErrorKind::Digit))?;
-    let v = n.parse().map_err(|_| fail(nom::error::ErrorKind::Float))?;
-    Ok((rest, v))
-}
-
-fn word(input: &str) -> IResult<&str, &str> {
-    nom::bytes::complete::take_while1(|c: char| !c.is_whitespace())(input)
-}
-
-/// Reads `[  4]  0.0-15.8 sec  45.0 GBytes  24.4 Gbits/sec` (optionally after `^C`).
+/// Reads `[  4]  0.0-15.8 sec  45.0 GBytes  24.4 Gbits/sec` (optionally after `^C`): the
+/// nom grammar it was read with (kept in the tests, `nom_report`, which every fixture line is
+/// read against), by hand: its combinators cost more than the rest of the parse. `space0`/`space1` are spaces and tabs, a word runs to Unicode whitespace.
 pub fn report(line: &str) -> Option<Report<'_>> {
-    let parsed: IResult<&str, _> = (
-        opt(tag("^C")),
-        space0,
-        delimited(char('['), take_until("]"), char(']')),
-        space0,
-        num,
-        char('-'),
-        space0,
-        num,
-        space1,
-        tag("sec"),
-        space1,
-        num,
-        space1,
-        word,
-        space1,
-        num,
-        space1,
-        word,
-    )
-        .parse(line);
-    let (
-        rest,
-        (_, _, id, _, start, _, _, end, _, _, _, transfer, _, transfer_unit, _, rate, _, rate_unit),
-    ) = parsed.ok()?;
+    let s = line.strip_prefix("^C").unwrap_or(line);
+    let s = blanks0(s).strip_prefix('[')?;
+    let close = memchr::memchr(b']', s.as_bytes())?;
+    let (id, s) = (&s[..close], &s[close + 1..]);
+    let (start, s) = num(blanks0(s))?;
+    let (end, s) = num(blanks0(s.strip_prefix('-')?))?;
+    let s = blanks1(s)?.strip_prefix("sec")?;
+    let (transfer, s) = num(blanks1(s)?)?;
+    let (transfer_unit, s) = word(blanks1(s)?)?;
+    let (rate, s) = num(blanks1(s)?)?;
+    let (rate_unit, rest) = word(blanks1(s)?)?;
     // A copy may glue the next paragraph to the unit ("Gbits/sec3、RDMA性能测试").
-    let (rate_unit, rest) = match rate_unit.find("/sec") {
+    let glued = rate_unit.as_bytes().windows(4).position(|w| w == b"/sec");
+    let (rate_unit, rest) = match glued {
         Some(i) if i + 4 < rate_unit.len() => (&rate_unit[..i + 4], &rate_unit[i + 4..]),
         _ => (rate_unit, rest),
     };
     Some(Report {
-        id: id.trim(),
+        id: id.trim_ws(),
         start,
         end,
         transfer,
         transfer_unit,
         rate,
         rate_unit,
-        rest: rest.trim(),
+        rest: rest.trim_ws(),
     })
+}
+
+/// `s` past its leading spaces and tabs (nom's `space0`).
+fn blanks0(s: &str) -> &str {
+    &s[s.bytes().take_while(|b| matches!(b, b' ' | b'\t')).count()..]
+}
+
+/// `s` past one or more spaces and tabs (nom's `space1`), or `None`.
+fn blanks1(s: &str) -> Option<&str> {
+    let rest = blanks0(s);
+    (rest.len() < s.len()).then_some(rest)
+}
+
+/// A number at the start of `s`, and what follows it.
+fn num(s: &str) -> Option<(f64, &str)> {
+    let (n, rest) = leading_number(s)?;
+    // `decimal` reads it as `str::parse` does, most numbers without the general parser.
+    Some((decimal(n)?, rest))
+}
+
+/// One or more characters up to Unicode whitespace, and what follows them.
+fn word(s: &str) -> Option<(&str, &str)> {
+    let b = s.as_bytes();
+    let ascii = b
+        .iter()
+        .position(|&c| !c.is_ascii() || c.is_ascii_whitespace() || c == 0x0b);
+    let end = match ascii {
+        // Past ASCII, the characters decide (U+3000 and the like are whitespace).
+        Some(i) if !b[i].is_ascii() => s[i..].find(char::is_whitespace).map_or(s.len(), |j| i + j),
+        Some(i) => i,
+        None => s.len(),
+    };
+    (end > 0).then(|| (&s[..end], &s[end..]))
 }
 
 /// The fields of a `-y C` CSV line (timestamp first), or `None`.
 fn csv_fields(line: &str) -> Option<Vec<&str>> {
     // Nine fields are eight commas: most lines have none, and are not split.
     memchr::memchr_iter(b',', line.as_bytes()).nth(7)?;
-    let fields: Vec<&str> = line.trim().split(',').collect();
+    let fields: Vec<&str> = line.trim_ws().split(',').collect();
     if fields.len() < 9 {
         return None;
     }
@@ -289,7 +296,7 @@ struct Reader<'a, 'p> {
 
 impl Reader<'_, '_> {
     fn line(&mut self, i: usize, line: &str) {
-        let t = line.trim();
+        let t = line.trim_ws();
         if t.is_empty() {
             return;
         }
@@ -339,7 +346,7 @@ impl Reader<'_, '_> {
             )
         }) {
             self.facts
-                .insert(super::common::snake_key(k).into(), v.trim().to_string());
+                .insert(super::common::snake_key(k).into(), v.trim_ws().to_string());
         } else {
             return false;
         }
@@ -386,7 +393,7 @@ impl Reader<'_, '_> {
     /// `[  3] local … connected with …`: a stream of the current session, or the first of the
     /// next client's session on a server whose last session is complete.
     fn connected(&mut self, i: usize, t: &str) {
-        let id = t[1..t.find(']').unwrap_or(1)].trim().to_string();
+        let id = t[1..t.find(']').unwrap_or(1)].trim_ws().to_string();
         let peer = t
             .split(" connected with ")
             .nth(1)
@@ -512,13 +519,13 @@ fn session_facts(facts: &mut Facts, last: bool, s: &Session) -> Facts {
 /// One `-y C` line: `timestamp,local_ip,local_port,remote_ip,remote_port,id,start-end,bytes,bits/s`
 /// (UDP adds `jitter_ms,lost,total,loss%,out_of_order`). Bytes and bits/s are plain units.
 fn csv_measurement(f: &[&str], line: usize, raw: &str) -> Result<Measurement, String> {
-    let bad = |what: &str| format!("iperf CSV line: bad {what}: {:?}", raw.trim());
+    let bad = |what: &str| format!("iperf CSV line: bad {what}: {:?}", raw.trim_ws());
     let (start, end) = f[6].split_once('-').ok_or_else(|| bad("interval"))?;
-    let start: f64 = start.trim().parse().map_err(|_| bad("interval"))?;
-    let end: f64 = end.trim().parse().map_err(|_| bad("interval"))?;
+    let start: f64 = start.trim_ws().parse().map_err(|_| bad("interval"))?;
+    let end: f64 = end.trim_ws().parse().map_err(|_| bad("interval"))?;
     let bytes: f64 = f[7].parse().map_err(|_| bad("byte count"))?;
     let bits: f64 = f[8].parse().map_err(|_| bad("rate"))?;
-    let id = f[5].trim();
+    let id = f[5].trim_ws();
     // iperf 2.0 marks sums with a negative group id; 2.1+ with port 0.
     let stream = if id.starts_with('-') || f[2] == "0" {
         "SUM".to_string()
@@ -555,6 +562,111 @@ fn csv_measurement(f: &[&str], line: usize, raw: &str) -> Result<Measurement, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nom::bytes::complete::{tag, take_until};
+    use nom::character::complete::{char, space0, space1};
+    use nom::combinator::opt;
+    use nom::sequence::delimited;
+    use nom::{IResult, Parser};
+
+    fn nom_num(input: &str) -> IResult<&str, f64> {
+        let fail = |kind| nom::Err::Error(nom::error::Error::new(input, kind));
+        let (n, rest) = leading_number(input).ok_or_else(|| fail(nom::error::ErrorKind::Digit))?;
+        let v = n.parse().map_err(|_| fail(nom::error::ErrorKind::Float))?;
+        Ok((rest, v))
+    }
+
+    fn nom_word(input: &str) -> IResult<&str, &str> {
+        nom::bytes::complete::take_while1(|c: char| !c.is_whitespace())(input)
+    }
+
+    /// The report line's grammar in nom, as it was read before [`report`]: the reference.
+    pub(super) fn nom_report(line: &str) -> Option<Report<'_>> {
+        let parsed: IResult<&str, _> = (
+            opt(tag("^C")),
+            space0,
+            delimited(char('['), take_until("]"), char(']')),
+            space0,
+            nom_num,
+            char('-'),
+            space0,
+            nom_num,
+            space1,
+            tag("sec"),
+            space1,
+            nom_num,
+            space1,
+            nom_word,
+            space1,
+            nom_num,
+            space1,
+            nom_word,
+        )
+            .parse(line);
+        let (
+            rest,
+            (
+                _,
+                _,
+                id,
+                _,
+                start,
+                _,
+                _,
+                end,
+                _,
+                _,
+                _,
+                transfer,
+                _,
+                transfer_unit,
+                _,
+                rate,
+                _,
+                rate_unit,
+            ),
+        ) = parsed.ok()?;
+        let (rate_unit, rest) = match rate_unit.find("/sec") {
+            Some(i) if i + 4 < rate_unit.len() => (&rate_unit[..i + 4], &rate_unit[i + 4..]),
+            _ => (rate_unit, rest),
+        };
+        Some(Report {
+            id: id.trim(),
+            start,
+            end,
+            transfer,
+            transfer_unit,
+            rate,
+            rate_unit,
+            rest: rest.trim(),
+        })
+    }
+
+    #[test]
+    fn report_by_hand_reads_every_line_as_the_grammar_does() {
+        let mut lines = crate::ingest::fixture_lines_with(&["fixtures", "../shared/samples"], "");
+        lines.extend(
+            [
+                "^C[  3]  0.0-15.8 sec  44.3 GBytes  24.0 Gbits/sec",
+                "  \t[SUM]\t0.0- 1.0 sec 11.2 GBytes 96.1 Gbits/sec",
+                "[SUM] 0.0-60.0 sec 656 GBytes 93.9 Gbits/sec3、RDMA性能测试",
+                "[ 4] 0.0-1.0 sec 1 GB\u{3000}2 Gbits/sec",
+                "[ 4] 0.0-1.0 sec 1 GB 2 Gbits/sec\u{3000}x",
+                "[ 4] 0.0-1.0 sec 1 GB\x0b2 Gbits/sec",
+                "[ 4] 0.0-1.0 sec 1 GB 2 Gbits/sex",
+                "[ 4] 0.0-1.0sec 1 GB 2 Gbits/sec",
+                "[ 4] 0.0 -1.0 sec 1 GB 2 Gbits/sec",
+                "[ 4] -1e3-1.0e-2 sec 1.5e+2 GB 2. Gbits/sec  rest  ",
+                "[ 4 0.0-1.0 sec 1 GB 2 Gbits/sec",
+                "[ 4] 0.0-1.0 sec 1 GB 2",
+                "[ 4] 0.0-1.0 sec 1 GB 2 ",
+                "",
+            ]
+            .map(String::from),
+        );
+        for l in &lines {
+            assert_eq!(report(l), nom_report(l), "{l:?}");
+        }
+    }
 
     #[test]
     fn report_lines() {

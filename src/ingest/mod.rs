@@ -255,6 +255,9 @@ fn read_blocks(
 ) -> (Option<Nothing>, draft::Unhashed) {
     let mut asked = None;
     let mut ids = draft::Ids::default();
+    // Most blocks give one run: room for them at once, not grown by doubling (a run is large,
+    // and each doubling copied every run so far).
+    result.runs.reserve(blocks.len());
     for block in blocks {
         asked = asked.or(read_block(source, lines, block, result, Some(&mut ids)));
     }

@@ -6,6 +6,7 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
+use crate::ingest::common::TrimWs;
 use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{qperf_bw_gbps, qperf_count, qperf_rate_mpps, qperf_size_bytes, qperf_time_us};
 use std::collections::BTreeMap;
@@ -55,11 +56,11 @@ fn value_parts(value: &str) -> Option<Value<'_>> {
     } else {
         sign + b[sign..run].iter().rposition(u8::is_ascii_digit)? + 1
     };
-    let rest = value[num_end..].trim_start();
+    let rest = value[num_end..].trim_start_ws();
     let word = ["thousand", "million", "billion", "trillion"]
         .into_iter()
         .find(|w| rest.starts_with(w));
-    let tail = word.map_or(rest, |w| rest[w.len()..].trim_start());
+    let tail = word.map_or(rest, |w| rest[w.len()..].trim_start_ws());
     // The unit holds no `(`: one may only open the exact count that ends the value.
     let (unit, exact) = match tail.find('(') {
         None => (tail, None),
@@ -72,7 +73,7 @@ fn value_parts(value: &str) -> Option<Value<'_>> {
     Some(Value {
         num: &value[..num_end],
         word,
-        unit: unit.trim_end(),
+        unit: unit.trim_end_ws(),
         exact,
     })
 }
@@ -81,7 +82,7 @@ fn value_parts(value: &str) -> Option<Value<'_>> {
 /// colon ending the line. Read by hand, as `^([a-z][a-z0-9_]*):\s*$` reads it: every line of
 /// a block is tried.
 fn test_header(line: &str) -> Option<&str> {
-    let name = line.trim_end().strip_suffix(':')?;
+    let name = line.trim_end_ws().strip_suffix(':')?;
     let ok = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .bytes()
@@ -98,7 +99,7 @@ pub fn has_conf_test(lines: &[&str]) -> bool {
 /// `_`, whitespace on both sides of `=`. Read by hand, as `^\s+([a-z_]+)\s+=\s+(.*?)\s*$`
 /// reads it.
 fn key_value(line: &str) -> Option<(&str, &str)> {
-    let rest = line.trim_start();
+    let rest = line.trim_start_ws();
     if rest.len() == line.len() {
         return None;
     }
@@ -107,16 +108,16 @@ fn key_value(line: &str) -> Option<(&str, &str)> {
         .position(|b| !(b.is_ascii_lowercase() || b == b'_'))
         .unwrap_or(rest.len());
     let (key, rest) = rest.split_at(key_end);
-    let after_key = rest.trim_start();
+    let after_key = rest.trim_start_ws();
     if key.is_empty() || after_key.len() == rest.len() {
         return None;
     }
     let after_eq = after_key.strip_prefix('=')?;
-    let value = after_eq.trim_start();
+    let value = after_eq.trim_start_ws();
     if value.len() == after_eq.len() {
         return None;
     }
-    Some((key, value.trim_end()))
+    Some((key, value.trim_end_ws()))
 }
 
 crate::ingest::adapter::declare_parser!(Qperf, Qperf);
@@ -129,7 +130,7 @@ pub fn detect(lines: &[&str]) -> bool {
         test_header(l).is_some_and(super::command::is_qperf_test)
             && lines[i + 1..]
                 .iter()
-                .find(|l| !l.trim_start().starts_with("warning:"))
+                .find(|l| !l.trim_start_ws().starts_with("warning:"))
                 .is_some_and(|l| key_value(l).is_some())
     })
 }
@@ -147,7 +148,7 @@ fn apply(m: &mut Measurement, key: &str, value: &str, facts: &mut Facts) -> bool
     let Some(n) = qperf_count(v.num, v.word) else {
         return false;
     };
-    let unit = v.unit.trim();
+    let unit = v.unit.trim_ws();
     let ok = match key {
         "bw" | "recv_bw" => {
             m.raw_unit = crate::units::printed(unit);
@@ -278,14 +279,14 @@ fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
     };
     for i in block.range.clone() {
         let line = block.lines[i];
-        if line.trim().is_empty() {
+        if line.trim_ws().is_empty() {
             continue;
         }
         if let Some(test) = test_header(line) {
             flush(&mut current);
             let m = Measurement {
                 line: i as u32 + 1,
-                raw_text: line.trim().to_string(),
+                raw_text: line.trim_ws().to_string(),
                 ..Measurement::default()
             };
             current = Some((test.to_string(), (m, BTreeMap::new(), i)));
@@ -299,7 +300,7 @@ fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
                 problems.push(Problem::new(
                     block.source,
                     i as u32 + 1,
-                    format!("qperf value not understood: {:?}", line.trim()),
+                    format!("qperf value not understood: {:?}", line.trim_ws()),
                 ));
             }
             if matches!(key, "bw" | "recv_bw" | "latency") {
@@ -309,7 +310,7 @@ fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
             m.raw_text.push_str(&super::common::squash(line));
         } else {
             // qperf's own complaints; anything else is prose around the capture.
-            let t = line.trim();
+            let t = line.trim_ws();
             if t.starts_with("warning:") {
                 // `warning: -cm1 set but not used in test uc_bw`: a note on the current test.
                 if let Some((_, (_, facts, _))) = current.as_mut() {

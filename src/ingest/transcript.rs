@@ -7,6 +7,7 @@
 //! block without a command, which is how a bare capture (no prompt at all) arrives.
 
 use super::command;
+use crate::ingest::common::TrimWs;
 use crate::model::CommandLine;
 
 /// A run of lines that belong to one command (or to no command): the command taken apart, or
@@ -66,8 +67,8 @@ fn prompt_read<C>(line: &str, read: impl Fn(&str) -> Option<C>) -> Option<Prompt
     }
     // A bare prompt is `#` or `$`, whitespace, then a command; checked by hand because table
     // headers (`#bytes ...`) and sample lists (`#, usec`) reach this point on every run.
-    let rest = line.trim_start().strip_prefix(['#', '$'])?;
-    let cmd = rest.trim_start();
+    let rest = line.trim_start_ws().strip_prefix(['#', '$'])?;
+    let cmd = rest.trim_start_ws();
     if cmd.len() == rest.len() || cmd.is_empty() {
         return None;
     }
@@ -99,13 +100,13 @@ fn prompt_read<C>(line: &str, read: impl Fn(&str) -> Option<C>) -> Option<Prompt
 fn user_host(line: &str) -> Option<Option<(&str, &str)>> {
     const MOST: usize = 8;
     let mut after = [""; MOST + 1];
-    after[0] = line.trim_start();
+    after[0] = line.trim_start_ws();
     let mut groups = 0;
     while let Some(close) = after[groups].strip_prefix('[').and_then(|g| g.find(']')) {
         if groups == MOST {
             return None;
         }
-        after[groups + 1] = after[groups][close + 2..].trim_start();
+        after[groups + 1] = after[groups][close + 2..].trim_start_ws();
         groups += 1;
     }
     Some(
@@ -121,7 +122,7 @@ fn user_host(line: &str) -> Option<Option<(&str, &str)>> {
 /// groups captures them, `None` when that part does not match.
 fn plain_user_host(line: &str) -> Option<(&str, &str)> {
     let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
-    let t = line.trim_start();
+    let t = line.trim_start_ws();
     let t = t.strip_prefix('[').unwrap_or(t);
     let user_end = t.find(|c: char| !is_name(c))?;
     if user_end == 0 {
@@ -141,7 +142,7 @@ fn plain_user_host(line: &str) -> Option<(&str, &str)> {
         rest = &rest[c.len_utf8()..];
         rest = &rest[rest.find([']', '#', '$']).unwrap_or(rest.len())..];
     }
-    rest = rest.strip_prefix(']').unwrap_or(rest).trim_start();
+    rest = rest.strip_prefix(']').unwrap_or(rest).trim_start_ws();
     rest = rest.strip_prefix(['#', '$'])?;
     if let Some(c) = rest.chars().next().filter(|c| c.is_whitespace()) {
         rest = &rest[c.len_utf8()..];

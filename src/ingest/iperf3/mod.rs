@@ -4,9 +4,10 @@
 //! reports an error, and warning lines printed before the JSON).
 
 use super::adapter::Block;
-use super::common::leading_number;
+use super::common::{decimal, leading_number};
 use super::draft::status_of;
 use super::{Problem, RunDraft};
+use crate::ingest::common::TrimWs;
 use crate::model::{Measurement, Role};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
 use std::collections::BTreeMap;
@@ -35,7 +36,7 @@ pub fn detect(lines: &[&str]) -> bool {
     }
     let title = title_of(lines);
     lines.iter().any(|l| {
-        let t = strip_timestamp(strip_title(l, title)).trim();
+        let t = strip_timestamp(strip_title(l, title)).trim_ws();
         t.starts_with("Connecting to host ")
             || t.starts_with("iperf3: error")
             || t.starts_with("Accepted connection from ")
@@ -57,7 +58,7 @@ fn title_of<'a>(lines: &[&'a str]) -> Option<&'a str> {
         ];
         (!title.is_empty()
             && !title.contains(char::is_whitespace)
-            && starts.iter().any(|s| rest.trim_start().starts_with(s)))
+            && starts.iter().any(|s| rest.trim_start_ws().starts_with(s)))
         .then_some(title)
     })
 }
@@ -107,14 +108,14 @@ fn is_number(s: &str) -> bool {
 
 /// The next whitespace-separated word of `s` and what follows it.
 fn word(s: &str) -> Option<(&str, &str)> {
-    let s = s.trim_start();
+    let s = s.trim_start_ws();
     let end = s.find(char::is_whitespace).unwrap_or(s.len());
     (end > 0).then(|| (&s[..end], &s[end..]))
 }
 
 fn report_fields(line: &str) -> Option<Report<'_>> {
     let (id, rest) = line.strip_prefix('[')?.split_once(']')?;
-    let id = id.trim_start();
+    let id = id.trim_start_ws();
     if id != "SUM" && (id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit())) {
         return None;
     }
@@ -165,8 +166,9 @@ crate::ingest::common::per_thread_regex! {
 fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>> {
     let c = report_fields(line)?;
     Some((|| {
-        let transfer: f64 = c.transfer.parse().map_err(|_| "bad transfer".to_string())?;
-        let rate: f64 = c.rate.parse().map_err(|_| "bad rate".to_string())?;
+        // `decimal` reads a number as `str::parse` does, most without the general parser.
+        let transfer = decimal(c.transfer).ok_or_else(|| "bad transfer".to_string())?;
+        let rate = decimal(c.rate).ok_or_else(|| "bad rate".to_string())?;
         let mut m = Measurement {
             line: i as u32 + 1,
             raw_text: raw.to_string(),
@@ -176,8 +178,8 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
                     .ok_or_else(|| format!("unknown iperf3 unit {:?}", c.runit))?,
             ),
             sparse: crate::model::Sparse {
-                interval_start_s: c.start.parse().ok(),
-                interval_end_s: c.end.parse().ok(),
+                interval_start_s: decimal(c.start),
+                interval_end_s: decimal(c.end),
                 stream: Some(match c.role {
                     Some(r) => format!("{} {r}", c.id),
                     None => c.id.to_string(),
@@ -192,25 +194,34 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
             .into(),
             ..Measurement::default()
         };
-        let mut rest = c.rest.trim().to_string();
+        // Borrowed from the line: most report lines are TCP intervals, read without a copy.
+        let mut rest = c.rest.trim_ws();
         for kind in ["sender", "receiver", "(omitted)"] {
             if let Some(r) = rest.strip_suffix(kind) {
                 m.row_kind = Some(kind.trim_matches(['(', ')']).to_string());
-                rest = r.trim().to_string();
+                rest = r.trim_ws();
             }
         }
-        if let Some(u) = UDP_SUMMARY.with(|re| re.captures(&rest)) {
+        // The UDP summary's loss is in parentheses with a `%`: other lines skip the pattern.
+        let udp = || UDP_SUMMARY.with(|re| re.captures(rest));
+        if let Some(u) = rest.contains('%').then(udp).flatten() {
             m.jitter_ms = u["jitter"].parse().ok();
             m.lost = u["lost"].parse().ok();
             m.total = u["total"].parse().ok();
             m.loss_pct = u["pct"].parse().ok();
         } else {
-            // TCP: `Retr  Cwnd` (`28    767 KBytes`); UDP intervals: total datagrams.
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            match words.as_slice() {
+            // TCP: `Retr  Cwnd` (`28    767 KBytes`); UDP intervals: total datagrams. Up to
+            // four words are looked at (more match neither shape), without a vector.
+            let mut words = [""; 4];
+            let mut n = 0;
+            for w in rest.split_whitespace().take(4) {
+                words[n] = w;
+                n += 1;
+            }
+            match &words[..n] {
                 [retr, cwnd, unit] => {
                     m.retransmits = retr.parse().ok();
-                    m.cwnd_bytes = cwnd.parse().ok().and_then(|v| iperf_bytes(v, unit));
+                    m.cwnd_bytes = decimal(cwnd).and_then(|v| iperf_bytes(v, unit));
                 }
                 [n] if leading_number(n).is_some_and(|(_, r)| r.is_empty()) => {
                     if m.row_kind.as_deref() == Some("sender")
@@ -256,7 +267,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
     let mut errors = Vec::new();
     let mut rows = Vec::new();
     for i in range.clone() {
-        let t = strip_timestamp(strip_title(all[i], title)).trim();
+        let t = strip_timestamp(strip_title(all[i], title)).trim_ws();
         if t.is_empty() || t.starts_with("- -") || t.starts_with("[ ID]") || t.starts_with("----") {
             if t.contains("Datagrams") || t.contains("Jitter") {
                 udp = true;
@@ -315,7 +326,7 @@ mod tests {
     #[test]
     fn text_reports() {
         let line = "[  5]   0.00-1.01   sec   432 MBytes  3.59 Gbits/sec   28    767 KBytes       ";
-        let m = report(line.trim(), 0, line).unwrap().unwrap();
+        let m = report(line.trim_ws(), 0, line).unwrap().unwrap();
         assert_eq!(
             (m.retransmits, m.cwnd_bytes),
             (Some(28), Some(767.0 * 1024.0))

@@ -4,6 +4,7 @@
 
 use super::lines::{self, Column};
 use crate::ingest::common::decimal;
+use crate::ingest::common::TrimWs;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -14,7 +15,10 @@ pub(super) struct Draft {
     pub(super) end: usize,
     pub(super) title: Option<lines::Title>,
     pub(super) waiting: bool,
-    pub(super) facts: crate::model::Facts,
+    /// What the banner said, in the order read: the run's map is built once from them when
+    /// the draft is finished (a later value of a key wins, as inserting each would), not a
+    /// tree insert per banner value.
+    pub(super) facts: Vec<(crate::model::Word, String)>,
     pub(super) notes: Vec<String>,
     pub(super) errors: Vec<String>,
     pub(super) header: Option<Vec<Column>>,
@@ -47,6 +51,20 @@ impl Draft {
     pub(super) fn meaningful(&self) -> bool {
         self.title.is_some() || self.header.is_some() || self.waiting || !self.errors.is_empty()
     }
+}
+
+/// The facts read, as a map: the last value of a key, as inserting each in turn keeps. Sorted
+/// (stably) and built at once.
+fn into_facts(mut read: Vec<(crate::model::Word, String)>) -> crate::model::Facts {
+    read.sort_by(|a, b| a.0.cmp(&b.0));
+    read.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(&mut later.1, &mut kept.1);
+        }
+        same
+    });
+    read.into_iter().collect()
 }
 
 /// Test name from a banner title and connection type: `RDMA_Write BW` → `ib_write_bw`.
@@ -178,7 +196,7 @@ fn read_row(
             "perftest row has {} values but its header has {} columns: {:?}",
             row.values.len(),
             cols.len(),
-            raw.trim()
+            raw.trim_ws()
         ));
     }
     m.line = i as u32 + 1;
@@ -225,7 +243,7 @@ fn read_row(
     if m.msg_size_bytes.is_none() || m.iterations.is_none() {
         return Err(format!(
             "perftest row does not start with two integers: {:?}",
-            raw.trim()
+            raw.trim_ws()
         ));
     }
     m.raw_unit = crate::units::printed(unit);
@@ -241,7 +259,7 @@ pub(super) fn finish(
     let keep = d.meaningful();
     let mut notes = d.notes;
     let mut rows = d.rows;
-    let mut facts = d.facts;
+    let mut facts = into_facts(d.facts);
     if rows.iter().any(|m| !m.samples_us.is_empty()) {
         // `-H` lists are sorted by perftest (a distribution), `-U` lists are in iteration order
         // (a time series); the log does not say which flag made them, the data does.
@@ -338,5 +356,32 @@ pub(super) fn finish(
         notes,
         error: (!d.errors.is_empty()).then(|| d.errors.join("\n")),
         measurements: rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The map a draft's facts become is the one inserting them in turn gives.
+    #[test]
+    fn facts_keep_the_last_value_of_a_key_as_inserts_would() {
+        let read: Vec<(crate::model::Word, String)> = [
+            ("mtu", "1024"),
+            ("link_type", "IB"),
+            ("mtu", "4096"),
+            ("gid_index", "3"),
+            ("link_type", "Ethernet"),
+            ("mtu", "2048"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.to_string()))
+        .collect();
+        let mut inserted = crate::model::Facts::new();
+        for (k, v) in read.clone() {
+            inserted.insert(k, v);
+        }
+        assert_eq!(into_facts(read), inserted);
+        assert_eq!(inserted["mtu"], "2048");
     }
 }

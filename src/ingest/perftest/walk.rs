@@ -5,6 +5,7 @@
 use super::draft::{finish, measurement, push_row, Draft};
 use super::lines;
 use crate::ingest::adapter::Block;
+use crate::ingest::common::TrimWs;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::Word;
@@ -38,7 +39,7 @@ fn rows_below(lines: &[&str]) -> usize {
     lines
         .iter()
         .take_while(|l| {
-            l.trim_start()
+            l.trim_start_ws()
                 .as_bytes()
                 .first()
                 .is_some_and(u8::is_ascii_digit)
@@ -114,7 +115,7 @@ impl Walker<'_, '_> {
         let read = match d.report_both {
             Some(side) => measurement(&cols, row, i, line).map(|_| {
                 d.facts
-                    .insert(format!("{side}_result").into(), line.trim().to_string());
+                    .push((format!("{side}_result").into(), line.trim_ws().to_string()));
             }),
             None => push_row(d, &cols, row, i, line),
         };
@@ -133,7 +134,9 @@ impl Walker<'_, '_> {
             .as_ref()
             .is_some_and(|d| d.table_open && d.report_both.is_none());
         if !open_table
-            || !line.trim_start().starts_with(|c: char| c.is_ascii_digit())
+            || !line
+                .trim_start_ws()
+                .starts_with(|c: char| c.is_ascii_digit())
             || lines::is_sample(line)
         {
             return false;
@@ -166,7 +169,7 @@ impl Walker<'_, '_> {
             let d = self.open(i);
             if lines::is_waiting(line) {
                 d.waiting = true;
-                d.facts.insert("waiting_for_client".into(), "yes".into());
+                d.facts.push(("waiting_for_client".into(), "yes".into()));
             }
         } else if let Some(t) = lines::title(line) {
             let started = |d: &Draft| d.title.is_some() || d.header.is_some();
@@ -174,7 +177,7 @@ impl Walker<'_, '_> {
                 self.close();
             }
             let d = self.open(i);
-            d.facts.insert("title".into(), t.text.clone());
+            d.facts.push(("title".into(), t.text.clone()));
             d.title = Some(t);
         } else if let Some(cols) = lines::header(line) {
             let rows = rows_below(&self.all[i + 1..]);
@@ -194,9 +197,9 @@ impl Walker<'_, '_> {
     /// perftest command is a failed run, anything else is surrounding prose.
     fn before_output(&mut self, i: usize, line: &str) {
         if lines::is_warning(line) {
-            self.pending.push((i, line.trim().to_string()));
+            self.pending.push((i, line.trim_ws().to_string()));
         } else if lines::is_error(line) && self.named {
-            self.open(i).errors.push(line.trim().to_string());
+            self.open(i).errors.push(line.trim_ws().to_string());
         }
     }
 
@@ -207,7 +210,7 @@ impl Walker<'_, '_> {
             .draft
             .as_mut()
             .expect("banner lines belong to an open run");
-        let t = line.trim();
+        let t = line.trim_ws();
         if let Some((side, rest)) = lines::address(line) {
             let n = if side == "local" {
                 &mut d.local_qps
@@ -216,7 +219,7 @@ impl Walker<'_, '_> {
             };
             *n += 1;
             let key = side_key(side, "address", *n);
-            d.facts.insert(key, rest);
+            d.facts.push((key, rest));
         } else if let Some(g) = lines::gid(line) {
             let (side, n) = if d.remote_qps > 0 {
                 ("remote", d.remote_qps)
@@ -224,7 +227,7 @@ impl Walker<'_, '_> {
                 ("local", d.local_qps)
             };
             let key = side_key(side, "gid", n);
-            d.facts.insert(key, g);
+            d.facts.push((key, g));
         } else if lines::banner_pairs_into(line, &mut d.facts).is_some() {
             // Its pairs are among the run's facts now.
         } else if t.starts_with("Local results:") || t.starts_with("Remote results:") {
@@ -261,7 +264,7 @@ impl Walker<'_, '_> {
         } else if lines::is_interrupt(line) {
             d.interrupted = true;
         } else if lines::is_warning(line) {
-            d.notes.push(format!("line {}: {}", i + 1, line.trim()));
+            d.notes.push(format!("line {}: {}", i + 1, line.trim_ws()));
         } else {
             return false;
         }
@@ -280,7 +283,7 @@ impl Walker<'_, '_> {
         }
         let d = self.draft.as_mut().expect("checked above");
         d.touch(i);
-        let t = line.trim();
+        let t = line.trim_ws();
         if lines::is_error(line) {
             d.errors.push(t.to_string());
         } else {
@@ -297,7 +300,7 @@ impl Walker<'_, '_> {
     /// (which ends the run).
     fn rest(&mut self, i: usize, line: &str) {
         let d = self.draft.as_mut().expect("an open run");
-        let t = line.trim();
+        let t = line.trim_ws();
         if lines::is_error(line) {
             d.touch(i);
             d.errors.push(t.to_string());
@@ -307,10 +310,10 @@ impl Walker<'_, '_> {
             // A banner line this parser does not know (a newer perftest): keep it as a fact.
             if let Some((k, v)) = t.split_once(" : ").or_else(|| t.split_once(':')) {
                 d.touch(i);
-                d.facts.insert(
+                d.facts.push((
                     crate::ingest::common::snake_key(k).into(),
-                    v.trim().to_string(),
-                );
+                    v.trim_ws().to_string(),
+                ));
                 return;
             }
         }

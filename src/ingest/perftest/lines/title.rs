@@ -2,6 +2,7 @@
 //! `Atomic FETCH_AND_ADD Latency Test`.
 
 use crate::ingest::common::squash;
+use crate::ingest::common::TrimWs;
 use std::sync::LazyLock;
 
 /// The parsed test title, e.g. `RDMA_Write BW Test` or `Atomic FETCH_AND_ADD Latency Test`.
@@ -36,7 +37,7 @@ pub fn title(line: &str) -> Option<Title> {
     static TEST: LazyLock<memchr::memmem::Finder<'static>> =
         LazyLock::new(|| memchr::memmem::Finder::new("Test"));
     // Every verb starts with `S`, `R` or `A`: most lines stop at their first letter.
-    if !line.trim_start().starts_with(['S', 'R', 'A']) {
+    if !line.trim_start_ws().starts_with(['S', 'R', 'A']) {
         return None;
     }
     TEST.find(line.as_bytes())?;
