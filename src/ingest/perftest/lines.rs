@@ -35,8 +35,13 @@ pub fn is_waiting(line: &str) -> bool {
 
 /// The star lines around the waiting box.
 pub fn is_star_rule(line: &str) -> bool {
-    let t = line.trim_ws();
-    t.len() >= 10 && t.chars().all(|c| c == '*')
+    // Most lines are refused at their first character, before their end is trimmed.
+    let t = line.trim_start_ws();
+    if !t.starts_with('*') {
+        return false;
+    }
+    let t = t.trim_end_ws();
+    t.len() >= 10 && t.bytes().all(|c| c == b'*')
 }
 
 /// A `^C` typed into the terminal (possibly with output glued after it).
@@ -115,14 +120,31 @@ pub fn banner_pairs_into(line: &str, out: &mut impl Extend<(Word, String)>) -> O
     // Asked of every banner line and of most prose: the cheap refusals first (no colon, no key
     // whose first word starts the line) before squashing (which allocates). A key's first
     // word holds no space, so squashing keeps it.
-    // Each key with its first word, split once.
+    // Each key with its first word, split once, grouped by their first byte (in the table's
+    // order within a group: the first key that matches wins): a line's candidates are its
+    // lead byte's group, not a pass over every key.
     static KEYS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
         let first_word = |k: &'static str| k.split(' ').next().unwrap_or(k);
-        BANNER_KEYS.iter().map(|k| (*k, first_word(k))).collect()
+        let mut keys: Vec<_> = BANNER_KEYS.iter().map(|k| (*k, first_word(k))).collect();
+        keys.sort_by_key(|(k, _)| k.as_bytes()[0]);
+        keys
+    });
+    static GROUPS: LazyLock<[(u8, u8); 256]> = LazyLock::new(|| {
+        let mut groups = [(0, 0); 256];
+        for (i, (k, _)) in KEYS.iter().enumerate() {
+            let g = &mut groups[k.as_bytes()[0] as usize];
+            *g = if g.0 == g.1 {
+                (i as u8, i as u8 + 1)
+            } else {
+                (g.0, i as u8 + 1)
+            };
+        }
+        groups
     });
     let first = line.trim_start_ws();
     let &lead = first.as_bytes().first()?;
-    let candidates = || KEYS.iter().filter(move |(k, _)| k.as_bytes()[0] == lead);
+    let (from, to) = GROUPS[lead as usize];
+    let candidates = || KEYS[from as usize..to as usize].iter();
     if memchr::memchr(b':', line.as_bytes()).is_none()
         || !candidates().any(|(_, word)| first.starts_with(word))
     {

@@ -173,3 +173,14 @@ fn samples_and_rules() {
         "--- storage02.(none) (Lid 5) ibping statistics ---"
     ));
 }
+
+/// Each banner key is found on its own line, whatever group of first bytes it is in, and the
+/// longer of two keys that share a start wins where it is printed (`GID index2`).
+#[test]
+fn every_banner_key_reads_as_itself() {
+    for key in BANNER_KEYS {
+        let pairs = banner_pairs(&format!(" {key}     : x")).expect(key);
+        let expected = crate::ingest::common::snake_key(key);
+        assert_eq!(pairs, vec![(expected.into(), "x".to_string())], "{key}");
+    }
+}
