@@ -127,29 +127,10 @@ mod tests {
             nom_word,
         )
             .parse(line);
-        let (
-            rest,
-            (
-                _,
-                _,
-                id,
-                _,
-                start,
-                _,
-                _,
-                end,
-                _,
-                _,
-                _,
-                transfer,
-                _,
-                transfer_unit,
-                _,
-                rate,
-                _,
-                rate_unit,
-            ),
-        ) = parsed.ok()?;
+        // The parts that are not separators: the id, the numbers and the two units.
+        let (rest, p) = parsed.ok()?;
+        let (id, start, end, transfer, transfer_unit) = (p.2, p.4, p.7, p.11, p.13);
+        let (rate, rate_unit) = (p.15, p.17);
         let (rate_unit, rest) = match rate_unit.find("/sec") {
             Some(i) if i + 4 < rate_unit.len() => (&rate_unit[..i + 4], &rate_unit[i + 4..]),
             _ => (rate_unit, rest),
