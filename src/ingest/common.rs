@@ -89,16 +89,10 @@ pub fn decimal(text: &str) -> Option<f64> {
     text.parse().ok()
 }
 
-/// Whether `line` is empty or whitespace only (`line.trim().is_empty()`), deciding on the
-/// first byte that is not ASCII whitespace: asked of every line of a block, and `trim`
-/// decodes characters from both ends.
+/// Whether `line` is empty or whitespace only (`line.trim().is_empty()`), decided at its
+/// first byte that is not ASCII whitespace: asked of every line of a block.
 pub fn is_blank(line: &str) -> bool {
-    match line.bytes().find(|b| !b.is_ascii_whitespace()) {
-        None => true,
-        // Unicode's White_Space beyond ASCII's (the vertical tab, U+3000 of a copied page).
-        Some(b) if b == 0x0b || !b.is_ascii() => line.trim().is_empty(),
-        Some(_) => false,
-    }
+    line.trim_start_ws().is_empty()
 }
 
 /// `str::trim` and its one-sided forms, with ASCII whitespace skipped byte by byte: the
@@ -112,7 +106,7 @@ pub trait TrimWs {
 
 /// ASCII's White_Space: tab, line feed, vertical tab, form feed, carriage return, space
 /// (`char::is_whitespace` of an ASCII character).
-fn is_ascii_ws(b: u8) -> bool {
+pub fn is_ascii_ws(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
 }
 

@@ -2,7 +2,7 @@
 //! the nom grammar it was read with is kept in the tests, and every fixture line is read by
 //! both.
 
-use crate::ingest::common::{decimal, leading_number, TrimWs};
+use crate::ingest::common::{decimal, is_ascii_ws, leading_number, TrimWs};
 
 /// One `[ ID] Interval Transfer Bandwidth ...` report line, before unit conversion.
 #[derive(Debug, PartialEq)]
@@ -72,9 +72,7 @@ fn num(s: &str) -> Option<(f64, &str)> {
 /// One or more characters up to Unicode whitespace, and what follows them.
 fn word(s: &str) -> Option<(&str, &str)> {
     let b = s.as_bytes();
-    let ascii = b
-        .iter()
-        .position(|&c| !c.is_ascii() || c.is_ascii_whitespace() || c == 0x0b);
+    let ascii = b.iter().position(|&c| !c.is_ascii() || is_ascii_ws(c));
     let end = match ascii {
         // Past ASCII, the characters decide (U+3000 and the like are whitespace).
         Some(i) if !b[i].is_ascii() => s[i..].find(char::is_whitespace).map_or(s.len(), |j| i + j),

@@ -4,10 +4,9 @@
 //! reports an error, and warning lines printed before the JSON).
 
 use super::adapter::Block;
-use super::common::{decimal, leading_number};
+use super::common::{decimal, leading_number, TrimWs};
 use super::draft::status_of;
 use super::{Problem, RunDraft};
-use crate::ingest::common::TrimWs;
 use crate::model::{Measurement, Role};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
 use std::collections::BTreeMap;

@@ -3,8 +3,7 @@
 //! and test name.
 
 use super::lines::{self, Column};
-use crate::ingest::common::decimal;
-use crate::ingest::common::TrimWs;
+use crate::ingest::common::{decimal, TrimWs};
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};

@@ -2,8 +2,7 @@
 //! headers and result rows. Each function reads one line; whitespace is matched loosely because
 //! copies from web pages collapse perftest's column padding and TABs to single spaces.
 
-use crate::ingest::common::snake_key;
-use crate::ingest::common::TrimWs;
+use crate::ingest::common::{snake_key, TrimWs};
 use crate::model::Word;
 use crate::units::BwUnit;
 use nom::branch::alt;

@@ -210,7 +210,6 @@ impl Walker<'_, '_> {
             .draft
             .as_mut()
             .expect("banner lines belong to an open run");
-        let t = line.trim_ws();
         if let Some((side, rest)) = lines::address(line) {
             let n = if side == "local" {
                 &mut d.local_qps
@@ -230,12 +229,8 @@ impl Walker<'_, '_> {
             d.facts.push((key, g));
         } else if lines::banner_pairs_into(line, &mut d.facts).is_some() {
             // Its pairs are among the run's facts now.
-        } else if t.starts_with("Local results:") || t.starts_with("Remote results:") {
-            d.report_both = Some(if t.starts_with("Local") {
-                "local"
-            } else {
-                "remote"
-            });
+        } else if let Some(side) = result_side(line) {
+            d.report_both = Some(side);
         } else {
             return false;
         }
@@ -320,6 +315,18 @@ impl Walker<'_, '_> {
         if d.header.is_some() && !d.table_open {
             self.close();
         }
+    }
+}
+
+/// `Local results:` / `Remote results:` (`-F` and bidirectional reports): the side.
+fn result_side(line: &str) -> Option<&'static str> {
+    let t = line.trim_start_ws();
+    if t.starts_with("Local results:") {
+        Some("local")
+    } else if t.starts_with("Remote results:") {
+        Some("remote")
+    } else {
+        None
     }
 }
 

@@ -1,8 +1,7 @@
 //! The banner title line: `RDMA_Write BW Test`, `Send Bidirectional BW Test`,
 //! `Atomic FETCH_AND_ADD Latency Test`.
 
-use crate::ingest::common::squash;
-use crate::ingest::common::TrimWs;
+use crate::ingest::common::{squash, TrimWs};
 use std::sync::LazyLock;
 
 /// The parsed test title, e.g. `RDMA_Write BW Test` or `Atomic FETCH_AND_ADD Latency Test`.
@@ -71,7 +70,7 @@ fn regex_title(line: &str) -> Option<(&'static str, &str, &'static str)> {
 /// title): (verb, the text between verb and kind, kind). In ASCII the regex's word characters
 /// are `[A-Za-z0-9_]` and its `\s` is ASCII whitespace with the vertical tab.
 fn ascii_title(line: &str) -> Option<(&'static str, &str, &'static str)> {
-    let t = line.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
+    let t = line.trim_start_ws();
     let b = t.as_bytes();
     let word = |i: usize| {
         b.get(i)
@@ -79,7 +78,7 @@ fn ascii_title(line: &str) -> Option<(&'static str, &str, &'static str)> {
     };
     let boundary = |i: usize| (i > 0 && word(i - 1)) != word(i);
     // The title must end in `Test` (after a word boundary), whatever comes before.
-    let end = t.trim_end_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
+    let end = t.trim_end_ws();
     let test_at = end.len().checked_sub(4)?;
     if &end[test_at..] != "Test" || !boundary(test_at) {
         return None;
