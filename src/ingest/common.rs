@@ -89,6 +89,22 @@ pub fn decimal(text: &str) -> Option<f64> {
     text.parse().ok()
 }
 
+/// `a.cmp(b)`, decided by the first eight bytes where they differ there (most keys of a
+/// run's facts do): one integer comparison instead of a call to `memcmp`.
+pub fn text_order(a: &str, b: &str) -> std::cmp::Ordering {
+    // The first eight bytes, big-endian, zero-padded: ordered as the bytes are, except that a
+    // shorter text padded with zeros can tie with a longer one; ties go to the full comparison.
+    let head = |s: &str| match s.as_bytes().first_chunk::<8>() {
+        Some(&eight) => u64::from_be_bytes(eight),
+        None => s
+            .bytes()
+            .fold(0u64, |w, b| w << 8 | u64::from(b))
+            .checked_shl(8 * (8 - s.len() as u32))
+            .unwrap_or(0),
+    };
+    head(a).cmp(&head(b)).then_with(|| a.cmp(b))
+}
+
 /// Whether `line` is empty or whitespace only (`line.trim().is_empty()`), decided at its
 /// first byte that is not ASCII whitespace: asked of every line of a block.
 pub fn is_blank(line: &str) -> bool {
@@ -200,6 +216,40 @@ pub fn snake_key(key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// `text_order` orders texts as `str::cmp` does: prefixes, ties within eight bytes,
+    /// zero bytes, texts shorter than eight bytes, non-ASCII.
+    #[test]
+    fn text_order_is_str_order() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "ab\0",
+            "ab\0\0\0\0\0\0x",
+            "abcdefgh",
+            "abcdefg",
+            "abcdefghi",
+            "abcdefgha",
+            "abcdefgh\0",
+            "tx_depth",
+            "tx_depth_2",
+            "rx_depth",
+            "mtu",
+            "gid_index",
+            "z",
+            "é",
+            "\u{ff}",
+            "\0",
+            "connection_type",
+            "connection_typf",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(super::text_order(a, b), a.cmp(b), "{a:?} against {b:?}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -3,7 +3,7 @@
 //! and test name.
 
 use super::lines::{self, Column};
-use crate::ingest::common::{decimal, TrimWs};
+use crate::ingest::common::TrimWs;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{Measurement, Role, RunStatus};
@@ -55,7 +55,7 @@ impl Draft {
 /// The facts read, as a map: the last value of a key, as inserting each in turn keeps. Sorted
 /// (stably) and built at once.
 fn into_facts(mut read: Vec<(crate::model::Word, String)>) -> crate::model::Facts {
-    read.sort_by(|a, b| a.0.cmp(&b.0));
+    read.sort_by(|a, b| crate::ingest::common::text_order(&a.0, &b.0));
     read.dedup_by(|later, kept| {
         let same = later.0 == kept.0;
         if same {
@@ -201,10 +201,10 @@ fn read_row(
     m.line = i as u32 + 1;
     m.raw_text = raw.to_string();
     let mut unit = "usec";
-    for (col, text) in cols.iter().zip(&row.values) {
+    for (col, cell) in cols.iter().zip(&row.values) {
         // Parsed only for the columns that hold decimals.
-        let f = || decimal(text).filter(|v| v.is_finite());
-        let int = || text.parse::<u64>().ok();
+        let f = || cell.float().filter(|v| v.is_finite());
+        let int = || cell.integer();
         let bw = |b: &lines::BwLabel| -> Result<Option<f64>, String> {
             let unit = b
                 .unit

@@ -5,10 +5,8 @@
 use crate::ingest::common::{snake_key, TrimWs};
 use crate::model::Word;
 use crate::units::BwUnit;
-use nom::branch::alt;
-use nom::bytes::complete::{tag, tag_no_case, take_while1};
-use nom::character::complete::{char, digit1, space0};
-use nom::combinator::{opt, recognize};
+use nom::bytes::complete::{tag, take_while1};
+use nom::character::complete::{digit1, space0};
 use nom::sequence::preceded;
 use nom::{IResult, Parser};
 use std::sync::LazyLock;
@@ -48,7 +46,9 @@ pub fn is_interrupt(line: &str) -> bool {
     line.trim_start_ws().starts_with("^C")
 }
 
+mod row;
 mod title;
+pub use row::{recycle, row, row_in, Cell, Row};
 pub use title::{title, Title};
 
 /// Banner keys perftest prints (`ctx_print_test_info`), across versions.
@@ -383,76 +383,6 @@ pub fn header(line: &str) -> Option<Vec<Column>> {
         }
     }
     (cols.len() >= 2 && cols[0] == Column::Bytes).then_some(cols)
-}
-
-/// A number as perftest prints it: `2`, `0.061539`, `11403.46`, `1e+06`, `-nan`, `inf`.
-fn number(input: &str) -> IResult<&str, &str> {
-    let signs = input.bytes().take_while(|&b| b == b'-').count();
-    if matches!(input.as_bytes().get(signs), Some(b'n' | b'N' | b'i' | b'I')) {
-        return recognize(preceded(
-            opt(char('-')),
-            alt((tag_no_case("nan"), tag_no_case("inf"))),
-        ))
-        .parse(input);
-    }
-    // Scanned by hand: `recognize` over optional parts misreports the slice at end of input.
-    match crate::ingest::common::leading_number(input) {
-        Some((num, rest)) => Ok((rest, num)),
-        None => Err(nom::Err::Error(nom::error::Error::new(
-            input,
-            nom::error::ErrorKind::Digit,
-        ))),
-    }
-}
-
-/// A data row: the numbers it starts with and any text glued after them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row<'a> {
-    pub values: Vec<&'a str>,
-    /// Non-space text right after the last number (`时延测试` in a copied page), if any.
-    pub trailing: &'a str,
-}
-
-/// Reads ` 2          1000           0.061539            0.058761            3.672573`.
-pub fn row(line: &str) -> Option<Row<'_>> {
-    row_in(line, Vec::with_capacity(8))
-}
-
-/// [`row`], its values kept in `values` (empty; a caller reading many rows hands back the
-/// vector of the last, see [`recycle`]).
-pub fn row_in<'a>(line: &'a str, mut values: Vec<&'a str>) -> Option<Row<'a>> {
-    // `many1(terminated(number, space0))`, unrolled: this runs on every table row.
-    let blanks = |s: &str| s.bytes().take_while(|&b| b == b' ' || b == b'\t').count();
-    let mut rest = &line[blanks(line)..];
-    while let Ok((after, value)) = number(rest) {
-        values.push(value);
-        rest = &after[blanks(after)..];
-    }
-    if values.is_empty() {
-        return None;
-    }
-    // The first value is the message size: an integer.
-    if values[0]
-        .bytes()
-        .any(|b| matches!(b, b'.' | b'e' | b'E' | b'-' | b'n' | b'N'))
-    {
-        return None;
-    }
-    let trailing = rest.trim_ws();
-    // A row never ends in ASCII letters or punctuation glued to a number ("2x", "10.5us").
-    if let Some(c) = trailing.chars().next() {
-        if c.is_ascii() {
-            return None;
-        }
-    }
-    Some(Row { values, trailing })
-}
-
-/// `values` emptied, for values of other lines: the same allocation (collected in place).
-pub fn recycle<'y>(mut values: Vec<&str>) -> Vec<&'y str> {
-    values.clear();
-    // Maps no element (the vector is empty): only the type changes.
-    values.into_iter().map(|_| "").collect()
 }
 
 /// `#, usec` / `#, cycles`: the header of `-H`/`-U` raw latency samples; returns the unit.

@@ -58,7 +58,7 @@ struct Walker<'a, 'p> {
     pending: Vec<(usize, String)>,
     /// The vector the last table row's values were read into, emptied ([`lines::recycle`]):
     /// one allocation a table, not one a row.
-    spare_values: Vec<&'static str>,
+    spare_values: Vec<lines::Cell<'static>>,
 }
 
 impl Walker<'_, '_> {
@@ -92,6 +92,8 @@ impl Walker<'_, '_> {
             let mut d = Draft {
                 start: pending.first().map_or(i, |p| p.0),
                 end: i + 1,
+                // A banner holds twenty to thirty facts: one allocation, not five growths.
+                facts: Vec::with_capacity(32),
                 ..Draft::default()
             };
             d.notes.extend(
