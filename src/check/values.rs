@@ -36,7 +36,7 @@ pub fn bidirectional(run: &Run) -> bool {
     has("bidirectional")
         || iperf2 && (has("-d") || has("--dualtest"))
         || has("--bidir")
-        || run.test.contains("_bi_")
+        || crate::ingest::common::has(&run.test, "_bi_")
 }
 
 /// The most bandwidth the run's links can carry: link speed × directions × ports.

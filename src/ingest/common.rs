@@ -89,6 +89,28 @@ pub fn decimal(text: &str) -> Option<f64> {
     text.parse().ok()
 }
 
+/// `hay.contains(needle)` for the short needles the parsers look for in a line: the needle's
+/// first byte found with `memchr` and the rest compared there. `str::contains` builds a
+/// substring searcher per call, which costs more than searching a line.
+pub fn has(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let Some(&first) = n.first() else {
+        return true;
+    };
+    memchr::memchr_iter(first, h).any(|at| h[at..].starts_with(n))
+}
+
+/// [`has`] with ASCII letters matched in either case (`needle` in lower case), as
+/// `hay.to_ascii_lowercase().contains(needle)` without the copy.
+pub fn has_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let Some(&first) = n.first() else {
+        return true;
+    };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), h)
+        .any(|at| h[at..].get(..n.len()).is_some_and(|w| w.eq_ignore_ascii_case(n)))
+}
+
 /// `a.cmp(b)`, decided by the first eight bytes where they differ there (most keys of a
 /// run's facts do): one integer comparison instead of a call to `memcmp`.
 pub fn text_order(a: &str, b: &str) -> std::cmp::Ordering {
@@ -216,6 +238,29 @@ pub fn snake_key(key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// `has` and `has_ignore_ascii_case` answer as `str::contains` does (on a lowered copy for
+    /// the second), at every place a needle can start, overlapping or not, in any script.
+    #[test]
+    fn has_is_contains() {
+        let hays = [
+            "", "a", "[SUM]  0.0-10.0 sec", "[ 3] local 1.2.3.4 port 5 connected with 6",
+            "connect failed: Connection refused", "FAILED", "Fai", "aab", "ababac",
+            "测试 failed 时延", "No Route To Host", "x] local ] local y",
+        ];
+        let needles = [
+            "", "[SUM]", " sec", "] local ", "failed", "refused", "no route to host", "ab",
+            "abac", "aab", "a", "测试", "时", "host",
+        ];
+        for hay in hays {
+            for needle in needles {
+                assert_eq!(super::has(hay, needle), hay.contains(needle), "{hay:?} {needle:?}");
+                let lower = hay.to_ascii_lowercase();
+                let nocase = super::has_ignore_ascii_case(hay, &needle.to_ascii_lowercase());
+                assert_eq!(nocase, lower.contains(&needle.to_ascii_lowercase()), "{hay:?} {needle:?}");
+            }
+        }
+    }
+
     /// `text_order` orders texts as `str::cmp` does: prefixes, ties within eight bytes,
     /// zero bytes, texts shorter than eight bytes, non-ASCII.
     #[test]

@@ -28,9 +28,69 @@ crate::ingest::adapter::declare_parser!(Ibping, Ibping,
 pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         let t = l.trim_ws();
-        (t.starts_with("Pong from ") && PONG.with(|re| re.is_match(t)))
+        (t.starts_with("Pong from ") && pong(t).is_some())
             || (memchr::memchr(b'-', l.as_bytes()).is_some() && l.contains("ibping statistics ---"))
     })
+}
+
+/// Where a capture's target was read.
+enum Target<'a> {
+    /// `Pong from HOST (ADDR)`.
+    Reply(&'a str, &'a str),
+    /// `--- NAME ibping statistics ---`.
+    Statistics(&'a str),
+}
+
+/// A `Pong from HOST (ADDR): time MS ms` line's parts.
+struct Pong<'a> {
+    host: &'a str,
+    addr: &'a str,
+    ms: &'a str,
+}
+
+/// A reply line as [`PONG`] reads it: every line of a capture is asked, most are replies. An
+/// ASCII line is read by hand (the shortest host that lets the rest match, as the pattern's
+/// lazy `.+?` takes); any other goes to the pattern, whose `\d` takes digits of every script.
+fn pong(t: &str) -> Option<Pong<'_>> {
+    if !t.is_ascii() {
+        return PONG.with(|re| {
+            let c = re.captures(t)?;
+            let part = |k: &str| c.name(k).map_or("", |m| m.as_str());
+            Some(Pong {
+                host: part("host"),
+                addr: part("addr"),
+                ms: part("ms"),
+            })
+        });
+    }
+    let rest = t.strip_prefix("Pong from ")?;
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    for at in memchr::memmem::find_iter(rest.as_bytes(), b" (").filter(|&at| at > 0) {
+        let after = &rest[at + 2..];
+        // The address runs to the first `)`: a later ` (` has no other.
+        let close = memchr::memchr(b')', after.as_bytes())?;
+        let Some(time) = after[close..].strip_prefix("): time ") else {
+            continue;
+        };
+        let mut end = digits(time);
+        if end == 0 {
+            continue;
+        }
+        if let Some(fraction) = time[end..].strip_prefix('.') {
+            let f = digits(fraction);
+            if f > 0 {
+                end += 1 + f;
+            }
+        }
+        if time[end..].starts_with(" ms") {
+            return Some(Pong {
+                host: &rest[..at],
+                addr: &after[..close],
+                ms: &time[..end],
+            });
+        }
+    }
+    None
 }
 
 /// A MAD round trip through the HCA and the remote agent takes tens of microseconds at least.
@@ -43,16 +103,19 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
     let mut summary = Measurement::default();
     let mut has_summary = false;
     let mut facts = BTreeMap::new();
+    // The last line that names the target: a reply's host and address, or the statistics
+    // header; written into the facts once, at the end.
+    let mut target = None;
     let mut errors = Vec::new();
     for i in range.clone() {
         let t = all[i].trim_ws();
         if t.is_empty() {
             continue;
         }
-        if let Some(c) = PONG.with(|re| re.captures(t)) {
+        if let Some(p) = pong(t) {
             // `digits[.digits]` always reads as a float (a very long one as infinity).
-            let ms: f64 = c["ms"].parse().unwrap_or(f64::INFINITY);
-            facts.insert("target".into(), format!("{} ({})", &c["host"], &c["addr"]));
+            let ms: f64 = p.ms.parse().unwrap_or(f64::INFINITY);
+            target = Some(Target::Reply(p.host, p.addr));
             rows.push(Measurement {
                 line: i as u32 + 1,
                 raw_text: all[i].to_string(),
@@ -98,12 +161,10 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             }
             summary.raw_unit = "ms".into();
         } else if t.starts_with("---") && t.ends_with("---") {
-            facts.insert(
-                "target".into(),
+            target = Some(Target::Statistics(
                 t.trim_matches(['-', ' '])
-                    .trim_end_matches(" ibping statistics")
-                    .to_string(),
-            );
+                    .trim_end_matches(" ibping statistics"),
+            ));
         } else if t.starts_with("ibwarn")
             || t.starts_with("ibpanic")
             || t.contains("failed")
@@ -122,6 +183,11 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
             ));
         }
     }
+    match target {
+        Some(Target::Reply(host, addr)) => facts.insert("target".into(), format!("{host} ({addr})")),
+        Some(Target::Statistics(name)) => facts.insert("target".into(), name.to_string()),
+        None => None,
+    };
     if has_summary {
         summary.row_kind = Some("summary".into());
         rows.push(summary);
@@ -171,5 +237,63 @@ fn suspect(rows: &[Measurement]) -> Option<&'static str> {
         )
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pattern's reading of a reply line, for comparison.
+    fn by_pattern(t: &str) -> Option<(String, String, String)> {
+        PONG.with(|re| {
+            let c = re.captures(t)?;
+            Some((c["host"].into(), c["addr"].into(), c["ms"].into()))
+        })
+    }
+
+    /// `pong` reads every line as the pattern does: the fixtures' lines and shapes that make
+    /// the lazy host, the address and the time take a second look.
+    #[test]
+    fn pong_reads_as_the_pattern() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut lines: Vec<String> = Vec::new();
+        for file in crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap() {
+            let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+            lines.extend(text.lines().map(|l| l.trim_ws().to_string()));
+        }
+        lines.extend(
+            [
+                "Pong from h (Lid 2): time 0.019 ms",
+                "Pong from h (a) (Lid 2): time 0.019 ms",
+                "Pong from h (Lid 2): time 0.22.6019 ms",
+                "Pong from h (Lid 2): time 0.22.6019 ms (x): time 1 ms",
+                "Pong from h (Lid 2): time 5. ms",
+                "Pong from h (Lid 2): time .5 ms",
+                "Pong from h (Lid 2): time 7 msec",
+                "Pong from h (Lid 2: time 7 ms",
+                "Pong from  (x): time 1 ms",
+                "Pong from   (x): time 1 ms",
+                "Pong from h ((x)): time 1 ms",
+                "Pong from h (x)): time 1 ms",
+                "Pong from h (): time 1 ms",
+                "Pong from h (x): time 1 ms trailing",
+                "Pong from h (x): time ms",
+                "Pong from ĥost (Lid 2): time 0.019 ms",
+                "Pong from h (Lid 2): time ٣ ms",
+                "Pong from h (Lid 2): time 1٣ ms",
+                "Pong from h",
+                "Pong from ",
+                "pong from h (x): time 1 ms",
+            ]
+            .map(String::from),
+        );
+        let mut replies = 0;
+        for t in &lines {
+            let hand = pong(t).map(|p| (p.host.into(), p.addr.into(), p.ms.into()));
+            assert_eq!(hand, by_pattern(t), "{t:?}");
+            replies += usize::from(hand.is_some());
+        }
+        assert!(replies > 10, "{replies} reply lines");
     }
 }

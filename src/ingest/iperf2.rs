@@ -9,7 +9,7 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
-use crate::ingest::common::TrimWs;
+use crate::ingest::common::{has, has_ignore_ascii_case, TrimWs};
 use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +23,7 @@ pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         l.starts_with("Client connecting to ")
             || l.starts_with("Server listening on ")
-            || (l.contains("[SUM]") && l.contains(" sec "))
+            || (has(l, "[SUM]") && has(l, " sec "))
             || csv_fields(l).is_some()
     })
 }
@@ -88,7 +88,7 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
             m.lat_max_us = us("max");
             m.lat_stdev_us = us("stdev");
         }
-    } else if let Some(c) = r.rest.contains("K/").then(enhanced).flatten() {
+    } else if let Some(c) = has(r.rest, "K/").then(enhanced).flatten() {
         m.retransmits = c["retry"].parse().ok();
         m.cwnd_bytes = c["cwnd"].parse::<f64>().ok().map(|k| k * 1024.0);
         m.rtt_us = c["rtt"].parse().ok();
@@ -232,11 +232,11 @@ impl Reader<'_, '_> {
             self.report(i, line, &r);
         } else if let Some(f) = csv_fields(t) {
             self.csv(i, line, &f);
-        } else if t.starts_with('[') && t.contains("] local ") && t.contains(" connected with ") {
+        } else if t.starts_with('[') && has(t, "] local ") && has(t, " connected with ") {
             self.connected(i, t);
         } else if t.starts_with("[ ID]") || t.starts_with("----") || t.starts_with("[ CT]") {
             // Column headers and rules carry nothing.
-        } else if t.starts_with('[') && t.contains(" sec") {
+        } else if t.starts_with('[') && has(t, " sec") {
             // Shaped like a report but cut short or garbled (`[  1] 1.0000-2.0000 sec  693 MBytes  5.`).
             self.problem(i, format!("incomplete iperf report line: {t:?}"));
         } else {
@@ -342,20 +342,20 @@ impl Reader<'_, '_> {
 
     /// Errors, and the notes worth keeping (datagram counts, warnings, TOS).
     fn other(&mut self, i: usize, t: &str) {
-        let lower = t.to_ascii_lowercase();
-        if lower.contains("failed")
-            || lower.contains("refused")
-            || lower.starts_with("error")
-            || lower.contains("no route to host")
+        // Matched in either case, without a lowered copy of every line.
+        if has_ignore_ascii_case(t, "failed")
+            || has_ignore_ascii_case(t, "refused")
+            || t.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("error"))
+            || has_ignore_ascii_case(t, "no route to host")
         {
             self.errors.push((i, t.to_string()));
             return;
         }
-        if t.contains("Server Report") {
+        if has(t, "Server Report") {
             self.server_report_next = true;
         }
-        if t.contains("datagrams")
-            || t.contains("Server Report")
+        if has(t, "datagrams")
+            || has(t, "Server Report")
             || t.starts_with("WARNING")
             || t.starts_with("Sending ")
             || t.starts_with("TOS set")

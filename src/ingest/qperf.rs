@@ -316,7 +316,7 @@ fn read_tests(block: &Block, problems: &mut Vec<Problem>) -> Tests {
                 if let Some((_, (_, facts, _))) = current.as_mut() {
                     facts.insert("warning".into(), t.to_string());
                 }
-            } else if ERROR_WORDS.iter().any(|w| t.contains(w)) && t.is_ascii() {
+            } else if ERROR_WORDS.iter().any(|w| crate::ingest::common::has(t, w)) && t.is_ascii() {
                 errors.push((i, t.to_string()));
             }
         }

@@ -94,7 +94,7 @@ fn test_from_file_name(source: &str) -> Option<String> {
     ];
     TESTS
         .iter()
-        .find(|t| name.contains(*t))
+        .find(|t| crate::ingest::common::has(&name, t))
         .map(|t| format!("ib_{t}"))
 }
 

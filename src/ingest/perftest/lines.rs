@@ -477,7 +477,7 @@ pub fn is_error(line: &str) -> bool {
         "Total Received=",
         "Invalid Command",
     ];
-    PREFIXES.iter().any(|p| t.starts_with(p)) || t.contains(" mismatch: local=")
+    PREFIXES.iter().any(|p| t.starts_with(p)) || crate::ingest::common::has(t, " mismatch: local=")
 }
 
 #[cfg(test)]
