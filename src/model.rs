@@ -175,13 +175,22 @@ impl Run {
     /// Whether any fact's key starts with `prefix` (`device.`, `device.pci.`): one ordered
     /// lookup, so a rule can skip building the keys it would look for.
     pub fn has_facts_under(&self, prefix: &str) -> bool {
-        self.facts
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix),
-                std::ops::Bound::Unbounded,
-            ))
-            .next()
-            .is_some_and(|(k, _)| k.starts_with(prefix))
+        // The keys in order, passed over by their first byte: a run holds a few dozen, and a
+        // search of the map compared the prefix with a dozen of them through `memcmp`.
+        let Some(&first) = prefix.as_bytes().first() else {
+            return !self.facts.is_empty();
+        };
+        for key in self.facts.keys() {
+            match key.as_bytes().first().cmp(&Some(&first)) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Greater => return false,
+                std::cmp::Ordering::Equal if key.starts_with(prefix) => return true,
+                // The keys under `prefix` lie together, after `prefix` itself.
+                std::cmp::Ordering::Equal if key.as_ref() > prefix => return false,
+                std::cmp::Ordering::Equal => continue,
+            }
+        }
+        false
     }
 }
 
@@ -245,4 +254,77 @@ pub struct Measurement {
     /// `samples-*.parquet`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples_us: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `has_facts_under` answers as a search of the map from `prefix` on does, for prefixes
+    /// before, among, between and after the keys, and keys that start like the prefix.
+    #[test]
+    fn has_facts_under_is_a_search_from_the_prefix() {
+        let keys = [
+            "bw",
+            "device",
+            "device.",
+            "device.fw_ver",
+            "device.port1.state",
+            "devicex",
+            "mtu",
+            "port",
+            "port1.rate",
+            "porta",
+            "z",
+            "é",
+        ];
+        let prefixes = [
+            "",
+            "a",
+            "b",
+            "bw",
+            "bx",
+            "d",
+            "device",
+            "device.",
+            "device.p",
+            "device.port",
+            "device.port2",
+            "devicey",
+            "p",
+            "port",
+            "port1.",
+            "port2",
+            "q",
+            "z",
+            "zz",
+            "é",
+            "\u{ff}",
+        ];
+        for n in 0..=keys.len() {
+            let facts: Facts = keys[..n]
+                .iter()
+                .map(|k| ((*k).into(), String::new()))
+                .collect();
+            let run = Run {
+                facts,
+                ..Run::default()
+            };
+            for prefix in prefixes {
+                let searched = run
+                    .facts
+                    .range::<str, _>((
+                        std::ops::Bound::Included(prefix),
+                        std::ops::Bound::Unbounded,
+                    ))
+                    .next()
+                    .is_some_and(|(k, _)| k.starts_with(prefix));
+                assert_eq!(
+                    run.has_facts_under(prefix),
+                    searched,
+                    "{prefix:?} in {n} keys"
+                );
+            }
+        }
+    }
 }

@@ -107,8 +107,11 @@ pub fn has_ignore_ascii_case(hay: &str, needle: &str) -> bool {
     let Some(&first) = n.first() else {
         return true;
     };
-    memchr::memchr2_iter(first, first.to_ascii_uppercase(), h)
-        .any(|at| h[at..].get(..n.len()).is_some_and(|w| w.eq_ignore_ascii_case(n)))
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), h).any(|at| {
+        h[at..]
+            .get(..n.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(n))
+    })
 }
 
 /// `a.cmp(b)`, decided by the first eight bytes where they differ there (most keys of a
@@ -243,20 +246,49 @@ mod tests {
     #[test]
     fn has_is_contains() {
         let hays = [
-            "", "a", "[SUM]  0.0-10.0 sec", "[ 3] local 1.2.3.4 port 5 connected with 6",
-            "connect failed: Connection refused", "FAILED", "Fai", "aab", "ababac",
-            "测试 failed 时延", "No Route To Host", "x] local ] local y",
+            "",
+            "a",
+            "[SUM]  0.0-10.0 sec",
+            "[ 3] local 1.2.3.4 port 5 connected with 6",
+            "connect failed: Connection refused",
+            "FAILED",
+            "Fai",
+            "aab",
+            "ababac",
+            "测试 failed 时延",
+            "No Route To Host",
+            "x] local ] local y",
         ];
         let needles = [
-            "", "[SUM]", " sec", "] local ", "failed", "refused", "no route to host", "ab",
-            "abac", "aab", "a", "测试", "时", "host",
+            "",
+            "[SUM]",
+            " sec",
+            "] local ",
+            "failed",
+            "refused",
+            "no route to host",
+            "ab",
+            "abac",
+            "aab",
+            "a",
+            "测试",
+            "时",
+            "host",
         ];
         for hay in hays {
             for needle in needles {
-                assert_eq!(super::has(hay, needle), hay.contains(needle), "{hay:?} {needle:?}");
+                assert_eq!(
+                    super::has(hay, needle),
+                    hay.contains(needle),
+                    "{hay:?} {needle:?}"
+                );
                 let lower = hay.to_ascii_lowercase();
                 let nocase = super::has_ignore_ascii_case(hay, &needle.to_ascii_lowercase());
-                assert_eq!(nocase, lower.contains(&needle.to_ascii_lowercase()), "{hay:?} {needle:?}");
+                assert_eq!(
+                    nocase,
+                    lower.contains(&needle.to_ascii_lowercase()),
+                    "{hay:?} {needle:?}"
+                );
             }
         }
     }

@@ -184,7 +184,9 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
         }
     }
     match target {
-        Some(Target::Reply(host, addr)) => facts.insert("target".into(), format!("{host} ({addr})")),
+        Some(Target::Reply(host, addr)) => {
+            facts.insert("target".into(), format!("{host} ({addr})"))
+        }
         Some(Target::Statistics(name)) => facts.insert("target".into(), name.to_string()),
         None => None,
     };
