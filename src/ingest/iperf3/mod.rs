@@ -4,7 +4,7 @@
 //! reports an error, and warning lines printed before the JSON).
 
 use super::adapter::Block;
-use super::common::{decimal, leading_number, TrimWs};
+use super::common::{decimal, is_ascii_ws, leading_number, TrimWs};
 use super::draft::status_of;
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role};
@@ -49,7 +49,11 @@ pub fn detect(lines: &[&str]) -> bool {
 /// first line where a one-word prefix and two spaces stand before what iperf3 prints first.
 fn title_of<'a>(lines: &[&'a str]) -> Option<&'a str> {
     lines.iter().find_map(|l| {
-        let (title, rest) = l.split_once(":  ")?;
+        // `split_once(":  ")` at the line's colons: a substring searcher per line cost more
+        // than the search.
+        let b = l.as_bytes();
+        let at = memchr::memchr_iter(b':', b).find(|&i| b[i + 1..].starts_with(b"  "))?;
+        let (title, rest) = (&l[..at], &l[at + 3..]);
         let starts = [
             "Connecting to host ",
             "Server listening on ",
@@ -80,6 +84,12 @@ fn strip_timestamp(line: &str) -> &str {
     if !line.starts_with(|c: char| c.is_ascii_uppercase()) {
         return line;
     }
+    // The pattern's day and month names end with spaces at bytes 3 and 7, and its shortest
+    // match is 25 bytes: other lines that start with a capital are not asked of the regex.
+    let b = line.as_bytes();
+    if b.len() < 25 || b[3] != b' ' || b[7] != b' ' {
+        return line;
+    }
     match TIMESTAMP.with(|re| re.find(line)) {
         Some(m) => &line[m.end()..],
         None => line,
@@ -108,7 +118,14 @@ fn is_number(s: &str) -> bool {
 /// The next whitespace-separated word of `s` and what follows it.
 fn word(s: &str) -> Option<(&str, &str)> {
     let s = s.trim_start_ws();
-    let end = s.find(char::is_whitespace).unwrap_or(s.len());
+    // The first whitespace, found byte by byte among ASCII (`find(char::is_whitespace)`
+    // decodes every character); from a non-ASCII byte on, by character.
+    let b = s.as_bytes();
+    let end = match b.iter().position(|&c| is_ascii_ws(c) || !c.is_ascii()) {
+        Some(i) if !b[i].is_ascii() => i + s[i..].find(char::is_whitespace).unwrap_or(s.len() - i),
+        Some(i) => i,
+        None => s.len(),
+    };
     (end > 0).then(|| (&s[..end], &s[end..]))
 }
 
@@ -361,5 +378,78 @@ mod tests {
             strip_timestamp("Wed Dec  2 16:07:31 2026 [  5] x"),
             "[  5] x"
         );
+    }
+
+    /// `word`, `strip_timestamp` and `title_of` read every line as the general searches they
+    /// replaced do: the fixtures' lines and lines made to sit on their edges.
+    #[test]
+    fn line_scans_read_as_the_general_searches() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut lines: Vec<String> = Vec::new();
+        for file in crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap() {
+            let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+            lines.extend(text.lines().map(String::from));
+        }
+        lines.extend(
+            [
+                "",
+                " ",
+                "a",
+                "ab\u{a0}cd ef",
+                "é x",
+                "x\u{3000}y",
+                "\tword\x0bnext",
+                "Wed Dec  2 16:07:31 2026 [  5] x",
+                "Wed Dec  2 16:07:31 2026 ",
+                "Wed Dec  2 16:07:31 202",
+                "Wed Dec ١٢ 16:07:31 2026 x",
+                "Wed  Dec 2 16:07:31 2026 x",
+                "WED Dec  2 16:07:31 2026 x",
+                "Connecting to host",
+                "host1:  Connecting to host x",
+                "host 1:  Server listening on 5201",
+                "h::  Accepted connection from",
+                "h: :  x",
+                "h:",
+                "h:  ",
+                ":  Server listening on 1",
+                "a:b:  Accepted connection",
+            ]
+            .map(String::from),
+        );
+        fn word_by_chars(s: &str) -> Option<(&str, &str)> {
+            let s = s.trim_start();
+            let end = s.find(char::is_whitespace).unwrap_or(s.len());
+            (end > 0).then(|| (&s[..end], &s[end..]))
+        }
+        let timestamp_by_regex = |l: &str| match TIMESTAMP.with(|re| re.find(l)) {
+            Some(m) => l[m.end()..].to_string(),
+            None => l.to_string(),
+        };
+        let title_by_split = |l: &str| {
+            let (title, rest) = l.split_once(":  ")?;
+            let starts = [
+                "Connecting to host ",
+                "Server listening on ",
+                "Accepted connection",
+            ];
+            (!title.is_empty()
+                && !title.contains(char::is_whitespace)
+                && starts.iter().any(|s| rest.trim_start().starts_with(s)))
+            .then(|| title.to_string())
+        };
+        for l in &lines {
+            assert_eq!(word(l), word_by_chars(l), "word of {l:?}");
+            assert_eq!(
+                strip_timestamp(l),
+                timestamp_by_regex(l),
+                "timestamp of {l:?}"
+            );
+            assert_eq!(
+                title_of(&[l]).map(String::from),
+                title_by_split(l),
+                "title of {l:?}"
+            );
+        }
     }
 }

@@ -188,6 +188,15 @@ const KEYS: &[&str] = &[
     "error",
     "so\\u0063ket",
     "zz",
+    // Keys whose text is escaped again when written (quote, backslash, control bytes), and
+    // keys that are not (non-ASCII, DEL, slash).
+    r#"a\"b"#,
+    r#"t\\x"#,
+    r#"c\u0001"#,
+    r#"\n"#,
+    "é",
+    r#"\u007f"#,
+    "/",
 ];
 
 fn value() -> impl Strategy<Value = J> {
