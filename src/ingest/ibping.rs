@@ -258,12 +258,8 @@ mod tests {
     /// the lazy host, the address and the time take a second look.
     #[test]
     fn pong_reads_as_the_pattern() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut lines: Vec<String> = Vec::new();
-        for file in crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap() {
-            let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
-            lines.extend(text.lines().map(|l| l.trim_ws().to_string()));
-        }
+        let mut lines = crate::ingest::fixture_lines_with(&["fixtures", "../shared/samples"], "");
+        lines.iter_mut().for_each(|l| *l = l.trim_ws().to_string());
         lines.extend(
             [
                 "Pong from h (Lid 2): time 0.019 ms",

@@ -45,6 +45,13 @@ pub fn detect(lines: &[&str]) -> bool {
     })
 }
 
+/// What follows `TITLE:  ` on the lines that tell a `--title` apart from other colons.
+const TITLED_LINES: [&str; 3] = [
+    "Connecting to host ",
+    "Server listening on ",
+    "Accepted connection",
+];
+
 /// The `-T TITLE` of a capture whose every line starts `TITLE:  ` (iperf3's own prefix): the
 /// first line where a one-word prefix and two spaces stand before what iperf3 prints first.
 fn title_of<'a>(lines: &[&'a str]) -> Option<&'a str> {
@@ -54,14 +61,11 @@ fn title_of<'a>(lines: &[&'a str]) -> Option<&'a str> {
         let b = l.as_bytes();
         let at = memchr::memchr_iter(b':', b).find(|&i| b[i + 1..].starts_with(b"  "))?;
         let (title, rest) = (&l[..at], &l[at + 3..]);
-        let starts = [
-            "Connecting to host ",
-            "Server listening on ",
-            "Accepted connection",
-        ];
         (!title.is_empty()
             && !title.contains(char::is_whitespace)
-            && starts.iter().any(|s| rest.trim_start_ws().starts_with(s)))
+            && TITLED_LINES
+                .iter()
+                .any(|s| rest.trim_start_ws().starts_with(s)))
         .then_some(title)
     })
 }
@@ -384,12 +388,7 @@ mod tests {
     /// replaced do: the fixtures' lines and lines made to sit on their edges.
     #[test]
     fn line_scans_read_as_the_general_searches() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut lines: Vec<String> = Vec::new();
-        for file in crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap() {
-            let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
-            lines.extend(text.lines().map(String::from));
-        }
+        let mut lines = crate::ingest::fixture_lines_with(&["fixtures", "../shared/samples"], "");
         lines.extend(
             [
                 "",
@@ -428,14 +427,11 @@ mod tests {
         };
         let title_by_split = |l: &str| {
             let (title, rest) = l.split_once(":  ")?;
-            let starts = [
-                "Connecting to host ",
-                "Server listening on ",
-                "Accepted connection",
-            ];
             (!title.is_empty()
                 && !title.contains(char::is_whitespace)
-                && starts.iter().any(|s| rest.trim_start().starts_with(s)))
+                && TITLED_LINES
+                    .iter()
+                    .any(|s| rest.trim_start().starts_with(s)))
             .then(|| title.to_string())
         };
         for l in &lines {

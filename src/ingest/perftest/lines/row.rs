@@ -136,6 +136,8 @@ fn plain_number(b: &[u8], at: usize) -> (usize, Option<Plain>) {
     let mut mantissa: u64 = 0;
     let mut digits = 0;
     let mut fraction = None;
+    // The whole part's digits and the fraction's are read by two copies of one loop: a
+    // closure shared by both cost 0.3 % more instructions over a perftest corpus.
     while i < b.len() && b[i].is_ascii_digit() {
         mantissa = mantissa
             .wrapping_mul(10)
