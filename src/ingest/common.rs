@@ -89,15 +89,20 @@ pub fn decimal(text: &str) -> Option<f64> {
     text.parse().ok()
 }
 
-/// `hay.contains(needle)` for the short needles the parsers look for in a line: the needle's
-/// first byte found with `memchr` and the rest compared there. `str::contains` builds a
-/// substring searcher per call, which costs more than searching a line.
-pub fn has(hay: &str, needle: &str) -> bool {
+/// `hay.find(needle)` for the short needles the parsers look for in a line: the needle's
+/// first byte found with `memchr` and the rest compared there. `str::find` and `contains`
+/// build a substring searcher per call, which costs more than searching a line.
+pub fn find(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let Some(&first) = n.first() else {
-        return true;
+        return Some(0);
     };
-    memchr::memchr_iter(first, h).any(|at| h[at..].starts_with(n))
+    memchr::memchr_iter(first, h).find(|&at| h[at..].starts_with(n))
+}
+
+/// `hay.contains(needle)`, as [`find`] searches.
+pub fn has(hay: &str, needle: &str) -> bool {
+    find(hay, needle).is_some()
 }
 
 /// [`has`] with ASCII letters matched in either case (`needle` in lower case), as
@@ -280,6 +285,11 @@ mod tests {
                 assert_eq!(
                     super::has(hay, needle),
                     hay.contains(needle),
+                    "{hay:?} {needle:?}"
+                );
+                assert_eq!(
+                    super::find(hay, needle),
+                    hay.find(needle),
                     "{hay:?} {needle:?}"
                 );
                 let lower = hay.to_ascii_lowercase();

@@ -29,7 +29,7 @@ pub fn detect(lines: &[&str]) -> bool {
     lines.iter().any(|l| {
         let t = l.trim_ws();
         (t.starts_with("Pong from ") && pong(t).is_some())
-            || (memchr::memchr(b'-', l.as_bytes()).is_some() && l.contains("ibping statistics ---"))
+            || crate::ingest::common::has(l, "ibping statistics ---")
     })
 }
 

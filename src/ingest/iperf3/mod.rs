@@ -56,10 +56,8 @@ const TITLED_LINES: [&str; 3] = [
 /// first line where a one-word prefix and two spaces stand before what iperf3 prints first.
 fn title_of<'a>(lines: &[&'a str]) -> Option<&'a str> {
     lines.iter().find_map(|l| {
-        // `split_once(":  ")` at the line's colons: a substring searcher per line cost more
-        // than the search.
-        let b = l.as_bytes();
-        let at = memchr::memchr_iter(b':', b).find(|&i| b[i + 1..].starts_with(b"  "))?;
+        // `split_once(":  ")` without a substring searcher per line.
+        let at = super::common::find(l, ":  ")?;
         let (title, rest) = (&l[..at], &l[at + 3..]);
         (!title.is_empty()
             && !title.contains(char::is_whitespace)
