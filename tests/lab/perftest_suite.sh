@@ -17,14 +17,14 @@ trap 'rm -rf "$work"' EXIT
 cp suites/soft-roce.toml "$work/"
 bash "$lab" deps > "$work/deps.log" 2>&1 || { tail -20 "$work/deps.log"; exit 2; }
 bash "$lab" build > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; exit 2; }
+. tests/lab/boot.sh
 counters="/sys/class/infiniband/rxe0/ports/1/counters /sys/class/infiniband/rxe0/ports/1/hw_counters"
 run_suite() {
   rm -rf "$work/store" "$work/runs"
   LAB_SHARES="$work $CARGO_TARGET_DIR" LAB_CWD="$work" LAB_TIMEOUT=1200 \
-    bash "$lab" run "grep -r . $counters > $work/counters-before.txt
+    lab_run "$work/run.log" "grep -r . $counters > $work/counters-before.txt
 $bin --store $work/store run $work/soft-roce.toml --runs-dir $work/runs --no-report; status=\$?
-grep -r . $counters > $work/counters-after.txt; exit \$status" \
-    > "$work/run.log" 2>&1
+grep -r . $counters > $work/counters-after.txt; exit \$status"
 }
 # Under software emulation perftest now and then rejects its own timing ("Can't produce a
 # report"); linkperf rightly records that run as failed. Only that perftest message earns one

@@ -24,10 +24,10 @@ work=$(mktemp -d /var/tmp/linkperf-verbs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 bash "$lab" deps > "$work/deps.log" 2>&1 || { tail -20 "$work/deps.log"; exit 2; }
 bash "$lab" build > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; exit 2; }
-run_lab() { # log-name command...
+. tests/lab/boot.sh
+run_lab() { # log-name command
   local log="$work/$1.log"
-  shift
-  LAB_SHARES="$work $CARGO_TARGET_DIR $PWD" LAB_CWD="$PWD" LAB_TIMEOUT=900 bash "$lab" run "$@" > "$log" 2>&1 ||
+  LAB_SHARES="$work $CARGO_TARGET_DIR $PWD" LAB_CWD="$PWD" LAB_TIMEOUT=900 lab_run "$log" "$2" ||
     { tail -40 "$log"; echo "lab-verbs: the lab run failed ($log)" >&2; return 1; }
 }
 
