@@ -104,8 +104,11 @@ fn not_a_number(run: &Run, m: &Measurement, out: &mut Vec<Finding>) {
     }
 }
 
+/// NaN, an infinity or a negative value: `v.is_nan() || v.is_infinite() || v < 0.0`, as two
+/// comparisons (NaN fails both). Asked of every float of every row an import reads; the three
+/// tests compiled to some twenty instructions of bit masks each.
 fn out_of_range(v: f64) -> bool {
-    v.is_nan() || v.is_infinite() || v < 0.0
+    !(0.0..=f64::MAX).contains(&v)
 }
 
 /// Whether any float column of `m` is [`out_of_range`]: the columns of the row itself, and
@@ -293,5 +296,32 @@ mod tests {
             }
         }
         assert_eq!(floats, 25);
+    }
+
+    /// `out_of_range` answers as the three tests it replaces, at the edges of the range.
+    #[test]
+    fn out_of_range_is_nan_infinite_or_negative() {
+        for v in [
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            5e-324,
+            -5e-324,
+            1.5,
+            -1.5,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ] {
+            assert_eq!(
+                out_of_range(v),
+                v.is_nan() || v.is_infinite() || v < 0.0,
+                "{v}"
+            );
+        }
     }
 }

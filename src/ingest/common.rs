@@ -122,17 +122,22 @@ pub fn has_ignore_ascii_case(hay: &str, needle: &str) -> bool {
 /// `a.cmp(b)`, decided by the first eight bytes where they differ there (most keys of a
 /// run's facts do): one integer comparison instead of a call to `memcmp`.
 pub fn text_order(a: &str, b: &str) -> std::cmp::Ordering {
-    // The first eight bytes, big-endian, zero-padded: ordered as the bytes are, except that a
-    // shorter text padded with zeros can tie with a longer one; ties go to the full comparison.
-    let head = |s: &str| match s.as_bytes().first_chunk::<8>() {
+    text_head(a)
+        .cmp(&text_head(b))
+        .then_with(|| a.cmp(b))
+}
+
+/// The first eight bytes of `s`, big-endian, zero-padded: ordered as the texts are, except
+/// that a shorter text padded with zeros can tie with a longer one (ties need the texts).
+pub fn text_head(s: &str) -> u64 {
+    match s.as_bytes().first_chunk::<8>() {
         Some(&eight) => u64::from_be_bytes(eight),
         None => s
             .bytes()
             .fold(0u64, |w, b| w << 8 | u64::from(b))
             .checked_shl(8 * (8 - s.len() as u32))
             .unwrap_or(0),
-    };
-    head(a).cmp(&head(b)).then_with(|| a.cmp(b))
+    }
 }
 
 /// Whether `line` is empty or whitespace only (`line.trim().is_empty()`), decided at its

@@ -349,7 +349,13 @@ const COLUMNS: &[(&[&str], Make)] = &[
 
 /// The header column starting at `text`, if any, and the text after it.
 fn column_at(text: &str) -> Option<(Column, &str)> {
+    let first = *text.as_bytes().first()?;
+    // Only the columns that start with this byte are compared (`memcmp` each): a header's
+    // `t` and `B` positions asked all twenty.
     COLUMNS.iter().find_map(|(words, make)| {
+        if words[0].as_bytes()[0] != first {
+            return None;
+        }
         let rest = words_prefix(text, words)?;
         match make {
             Make::Fixed(col) => Some((col.clone(), rest)),
