@@ -51,7 +51,11 @@ impl ContentHash {
                 *d = DIGITS[((v >> (60 - 4 * i)) & 0xf) as usize];
             }
         }
-        out.iter().map(|&b| b as char).collect()
+        // One copy of the ASCII bytes (collecting them as chars pushed each one, some
+        // thirty instructions a digit).
+        std::str::from_utf8(&out)
+            .expect("hex digits are ASCII")
+            .to_owned()
     }
 }
 
