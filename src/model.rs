@@ -172,8 +172,9 @@ pub struct Run {
 }
 
 impl Run {
-    /// Whether any fact's key starts with `prefix` (`device.`, `device.pci.`): one ordered
-    /// lookup, so a rule can skip building the keys it would look for.
+    /// Whether any fact's key starts with `prefix` (`device.`, `device.pci.`): one pass over
+    /// the keys up to where `prefix` would stand, so a rule can skip building the keys it
+    /// would look for.
     pub fn has_facts_under(&self, prefix: &str) -> bool {
         // The keys in order, passed over by their first byte: a run holds a few dozen, and a
         // search of the map compared the prefix with a dozen of them through `memcmp`.

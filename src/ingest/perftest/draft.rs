@@ -378,6 +378,15 @@ pub(super) fn finish(
 mod tests {
     use super::*;
 
+    /// The map inserting each fact in turn gives: what `into_facts` is held to.
+    fn inserted_in_turn(read: &[(crate::model::Word, String)]) -> crate::model::Facts {
+        let mut inserted = crate::model::Facts::new();
+        for (k, v) in read {
+            inserted.insert(k.clone(), v.clone());
+        }
+        inserted
+    }
+
     /// The map a draft's facts become is the one inserting them in turn gives.
     #[test]
     fn facts_keep_the_last_value_of_a_key_as_inserts_would() {
@@ -392,10 +401,7 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.into(), v.to_string()))
         .collect();
-        let mut inserted = crate::model::Facts::new();
-        for (k, v) in read.clone() {
-            inserted.insert(k, v);
-        }
+        let inserted = inserted_in_turn(&read);
         assert_eq!(into_facts(read), inserted);
         assert_eq!(inserted["mtu"], "2048");
     }
@@ -426,10 +432,7 @@ mod tests {
             .enumerate()
             .map(|(i, k)| (k.to_string().into(), i.to_string()))
             .collect();
-        let mut inserted = crate::model::Facts::new();
-        for (k, v) in read.clone() {
-            inserted.insert(k, v);
-        }
+        let inserted = inserted_in_turn(&read);
         assert_eq!(into_facts(read), inserted);
         assert_eq!(inserted["dev"], "10");
     }
