@@ -9,7 +9,8 @@
 
 use super::adapter::Block;
 use super::{Problem, RunDraft};
-use crate::ingest::common::{has, has_ignore_ascii_case, TrimWs};
+use crate::ingest::common::{find, has, has_ignore_ascii_case, TrimWs};
+use crate::ingest::udp_loss::{udp_loss, Printer};
 use crate::model::{Facts, Measurement, Role, RunStatus};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,6 +29,7 @@ pub fn detect(lines: &[&str]) -> bool {
     })
 }
 
+mod columns;
 mod report_line;
 pub use report_line::{report, Report};
 
@@ -44,10 +46,23 @@ fn csv_fields(line: &str) -> Option<Vec<&str>> {
     (digits.len() == 14 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(fields)
 }
 
-crate::ingest::common::per_thread_regex! {
-    static UDP_LOSS = r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$";
-    static UDP_LATENCY = r"(?P<avg>[\d.]+)/(?P<min>[\d.]+)/(?P<max>[\d.]+)/(?P<stdev>[\d.]+)\s+ms";
-    static TCP_ENHANCED = r"^(?P<writes>\d+)/(?P<errs>\d+)\s+(?P<retry>\d+)\s+(?:(?P<inflight>\d+)/)?(?P<cwnd>\d+)K/(?P<rtt>\d+)(?:\((?P<var>\d+)\))?\s*us";
+/// The banner's buffer sizes (`TCP window size: 85.0 KByte (default)`) by their fact keys.
+const BUFFER_SIZES: [(&str, &str); 4] = [
+    ("TCP window size", "tcp_window_size"),
+    ("UDP buffer size", "udp_buffer_size"),
+    ("Write buffer size", "write_buffer_size"),
+    ("Read buffer size", "read_buffer_size"),
+];
+
+/// (fact key, value) of a buffer size line: a printed key, then `:`. Every line of a log is
+/// asked, so only those that start as a key does are compared.
+fn buffer_size(t: &str) -> Option<(&'static str, &str)> {
+    if !matches!(t.as_bytes().first(), Some(b'T' | b'U' | b'W' | b'R')) {
+        return None;
+    }
+    BUFFER_SIZES
+        .iter()
+        .find_map(|&(printed, key)| Some((key, t.strip_prefix(printed)?.strip_prefix(':')?)))
 }
 
 /// Converts one report line into a measurement (row kind is decided later, per stream).
@@ -72,26 +87,28 @@ fn measurement(r: &Report<'_>, line: usize, raw: &str) -> Result<Measurement, St
         ..Measurement::default()
     };
     let mut rest = r.rest;
-    // Each pattern's own characters looked for first: most report lines end at the rate.
-    let udp_loss = || UDP_LOSS.with(|re| re.captures(r.rest));
-    let enhanced = || TCP_ENHANCED.with(|re| re.captures(r.rest));
-    if let Some(c) = r.rest.contains('%').then(udp_loss).flatten() {
-        m.jitter_ms = c["jitter"].parse().ok();
-        m.lost = c["lost"].parse().ok();
-        m.total = c["total"].parse().ok();
-        m.loss_pct = c["pct"].parse().ok();
-        rest = c.name("rest").map_or("", |m| m.as_str());
-        if let Some(l) = UDP_LATENCY.with(|re| re.captures(rest)) {
-            let us = |k: &str| l[k].parse::<f64>().ok().map(|v| v * 1000.0);
-            m.lat_avg_us = us("avg");
-            m.lat_min_us = us("min");
-            m.lat_max_us = us("max");
-            m.lat_stdev_us = us("stdev");
+    // Each shape's own characters looked for first: most report lines end at the rate.
+    let udp_loss = || udp_loss(r.rest, Printer::Iperf2);
+    if let Some(u) = r.rest.contains('%').then(udp_loss).flatten() {
+        m.jitter_ms = u.jitter.parse().ok();
+        m.lost = u.lost.parse().ok();
+        m.total = u.total.parse().ok();
+        m.loss_pct = u.pct.parse().ok();
+        rest = u.rest;
+        if let Some(l) = columns::udp_latency(rest) {
+            let us = |v: &str| v.parse::<f64>().ok().map(|v| v * 1000.0);
+            m.lat_avg_us = us(l.avg);
+            m.lat_min_us = us(l.min);
+            m.lat_max_us = us(l.max);
+            m.lat_stdev_us = us(l.stdev);
         }
-    } else if let Some(c) = has(r.rest, "K/").then(enhanced).flatten() {
-        m.retransmits = c["retry"].parse().ok();
-        m.cwnd_bytes = c["cwnd"].parse::<f64>().ok().map(|k| k * 1024.0);
-        m.rtt_us = c["rtt"].parse().ok();
+    } else if let Some(c) = has(r.rest, "K/")
+        .then(|| columns::tcp_enhanced(r.rest))
+        .flatten()
+    {
+        m.retransmits = c.retry.parse().ok();
+        m.cwnd_bytes = c.cwnd_kib.parse::<f64>().ok().map(|k| k * 1024.0);
+        m.rtt_us = c.rtt_us.parse().ok();
     }
     if !rest.is_empty() {
         m.extra.insert("columns".into(), rest.to_string());
@@ -261,14 +278,8 @@ impl Reader<'_, '_> {
             }
             self.udp |= rest.contains("UDP port");
             self.facts.insert("connecting_to".into(), rest.to_string());
-        } else if let Some((k, v)) = t.split_once(':').filter(|(k, _)| {
-            matches!(
-                *k,
-                "TCP window size" | "UDP buffer size" | "Write buffer size" | "Read buffer size"
-            )
-        }) {
-            self.facts
-                .insert(super::common::snake_key(k).into(), v.trim_ws().to_string());
+        } else if let Some((key, v)) = buffer_size(t) {
+            self.facts.insert(key.into(), v.trim_ws().to_string());
         } else {
             return false;
         }
@@ -316,10 +327,14 @@ impl Reader<'_, '_> {
     /// next client's session on a server whose last session is complete.
     fn connected(&mut self, i: usize, t: &str) {
         let id = t[1..t.find(']').unwrap_or(1)].trim_ws().to_string();
-        let peer = t
-            .split(" connected with ")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next());
+        // The first word after the first ` connected with ` and before any second one.
+        const WITH: &str = " connected with ";
+        let peer = find(t, WITH).and_then(|at| {
+            let r = &t[at + WITH.len()..];
+            r[..find(r, WITH).unwrap_or(r.len())]
+                .split_whitespace()
+                .next()
+        });
         let session = self.sessions.last_mut().expect("one session");
         let complete = session.done
             || (!session.announced.is_empty() && session.announced.is_subset(&session.reported));
@@ -499,5 +514,82 @@ mod tests {
             (m.retransmits, m.cwnd_bytes, m.rtt_us),
             (Some(2), Some(2302.0 * 1024.0), Some(390.0))
         );
+    }
+
+    /// The buffer size lines give the facts that splitting at the first `:` and taking the
+    /// key's snake case gave, on hand-made lines and every fixture line.
+    #[test]
+    fn buffer_sizes_as_split_at_the_colon() {
+        fn by_split(t: &str) -> Option<(String, &str)> {
+            t.split_once(':')
+                .filter(|(k, _)| BUFFER_SIZES.iter().any(|(p, _)| p == k))
+                .map(|(k, v)| (crate::ingest::common::snake_key(k), v))
+        }
+        let mut lines: Vec<String> = [
+            "TCP window size: 85.0 KByte (default)",
+            "TCP window size:",
+            "TCP window size :1",
+            "TCP window size: a: b",
+            "UDP buffer size:  208 KByte",
+            "Write buffer size: 128 KByte",
+            "Read buffer size:128 KByte",
+            "Read buffer sizes: 1",
+            "TCP window",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        lines.extend(crate::ingest::fixture_lines_with(&["fixtures"], ":"));
+        let mut found = 0;
+        for t in &lines {
+            let got = buffer_size(t).map(|(k, v)| (k.to_string(), v));
+            found += usize::from(got.is_some());
+            assert_eq!(got, by_split(t), "{t:?}");
+        }
+        assert!(found > 20, "{found}");
+    }
+
+    /// A `connected with` line's peer is the first word after the first ` connected with `
+    /// and before a second, as splitting at it took it.
+    #[test]
+    fn peer_of_a_connected_line_as_split_at_the_words() {
+        let mut lines: Vec<String> = [
+            "[  3] local 10.0.0.1 port 5001 connected with 10.0.0.2 port 4242",
+            "[  3] local a connected with  connected with b",
+            "[  3] local a connected with b connected with c",
+            "[  3] local a connected with ",
+            "[  3] local a connected with",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        lines.extend(crate::ingest::fixture_lines_with(
+            &["fixtures"],
+            " connected with ",
+        ));
+        for t in &lines {
+            let mut problems = Vec::new();
+            let mut reader = Reader {
+                source: "x",
+                problems: &mut problems,
+                role: Role::Server,
+                udp: false,
+                facts: BTreeMap::new(),
+                notes: Vec::new(),
+                errors: Vec::new(),
+                interrupted: false,
+                sessions: vec![Session::default()],
+                csv_rows: 0,
+                server_report_next: false,
+            };
+            reader.connected(0, t);
+            let want = t
+                .split(" connected with ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next());
+            assert_eq!(reader.sessions[0].peer.as_deref(), want, "{t:?}");
+        }
+        assert!(lines.len() > 10, "{}", lines.len());
     }
 }

@@ -19,6 +19,7 @@ pub mod stream;
 pub mod sysfs;
 pub mod text;
 pub mod transcript;
+pub mod udp_loss;
 
 pub use draft::{content_ids, ContentHash, RunDraft};
 

@@ -6,6 +6,7 @@
 use super::adapter::Block;
 use super::common::{decimal, is_ascii_ws, leading_number, TrimWs};
 use super::draft::status_of;
+use super::udp_loss::{udp_loss, Printer};
 use super::{Problem, RunDraft};
 use crate::model::{Measurement, Role};
 use crate::units::{iperf_bytes, iperf_rate_gbps};
@@ -87,14 +88,32 @@ fn strip_timestamp(line: &str) -> &str {
         return line;
     }
     // The pattern's day and month names end with spaces at bytes 3 and 7, and its shortest
-    // match is 25 bytes: other lines that start with a capital are not asked of the regex.
+    // match is 25 bytes: other lines that start with a capital are not compared with it.
     let b = line.as_bytes();
     if b.len() < 25 || b[3] != b' ' || b[7] != b' ' {
         return line;
     }
-    match TIMESTAMP.with(|re| re.find(line)) {
-        Some(m) => &line[m.end()..],
-        None => line,
+    if !b[..25].is_ascii() {
+        // `\d` takes non-ASCII digits too: the regex decides.
+        return match TIMESTAMP.with(|re| re.find(line)) {
+            Some(m) => &line[m.end()..],
+            None => line,
+        };
+    }
+    // The pattern byte by byte: `A` a capital, `a` a small letter, `d` a digit, `_` a blank
+    // or a digit; anything else stands for itself.
+    const SHAPE: &[u8; 25] = b"Aaa Aaa _d dd:dd:dd dddd ";
+    let fits = SHAPE.iter().zip(b).all(|(&want, &c)| match want {
+        b'A' => c.is_ascii_uppercase(),
+        b'a' => c.is_ascii_lowercase(),
+        b'd' => c.is_ascii_digit(),
+        b'_' => c == b' ' || c.is_ascii_digit(),
+        _ => c == want,
+    });
+    if fits {
+        &line[25..]
+    } else {
+        line
     }
 }
 
@@ -176,10 +195,6 @@ fn report_fields(line: &str) -> Option<Report<'_>> {
     })
 }
 
-crate::ingest::common::per_thread_regex! {
-    static UDP_SUMMARY = r"^(?P<jitter>[\d.]+)\s+ms\s+(?P<lost>\d+)/(?P<total>\d+)\s+\((?P<pct>[-\d.e+]+|nan)%\)\s*(?P<rest>.*)$";
-}
-
 /// Reads one report line into a measurement.
 fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>> {
     let c = report_fields(line)?;
@@ -221,12 +236,12 @@ fn report(line: &str, i: usize, raw: &str) -> Option<Result<Measurement, String>
             }
         }
         // The UDP summary's loss is in parentheses with a `%`: other lines skip the pattern.
-        let udp = || UDP_SUMMARY.with(|re| re.captures(rest));
+        let udp = || udp_loss(rest, Printer::Iperf3);
         if let Some(u) = rest.contains('%').then(udp).flatten() {
-            m.jitter_ms = u["jitter"].parse().ok();
-            m.lost = u["lost"].parse().ok();
-            m.total = u["total"].parse().ok();
-            m.loss_pct = u["pct"].parse().ok();
+            m.jitter_ms = u.jitter.parse().ok();
+            m.lost = u.lost.parse().ok();
+            m.total = u.total.parse().ok();
+            m.loss_pct = u.pct.parse().ok();
         } else {
             // TCP: `Retr  Cwnd` (`28    767 KBytes`); UDP intervals: total datagrams. Up to
             // four words are looked at (more match neither shape), without a vector.
@@ -400,6 +415,16 @@ mod tests {
                 "Wed Dec  2 16:07:31 2026 ",
                 "Wed Dec  2 16:07:31 202",
                 "Wed Dec ١٢ 16:07:31 2026 x",
+                "Wed Dec 12 16:07:31 2026 x",
+                "Wed Dec 1  16:07:31 2026 x",
+                "Wed Dec  2 16:07:31 2026x",
+                "Wed Dec  2 16.07:31 2026 x",
+                "Wed Dec  2 16:07:31 20266 x",
+                "Wed Dec  2 16:07:3a 2026 x",
+                "Wed Déc  2 16:07:31 2026 x",
+                "Wed Dec  2 16:07:31 2026 é",
+                "Wed DeC  2 16:07:31 2026 x",
+                "Wed Dec\t 2 16:07:31 2026 x",
                 "Wed  Dec 2 16:07:31 2026 x",
                 "WED Dec  2 16:07:31 2026 x",
                 "Connecting to host",
