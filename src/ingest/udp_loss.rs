@@ -4,6 +4,8 @@
 //! (each is still here, and decides on other text: its `\d` and `\s` take non-ASCII digits and
 //! blanks too); a capture cost several thousand instructions a line, a fifth of a UDP log.
 
+use crate::ingest::common::is_ascii_ws;
+
 /// The parts of the loss columns, as the regex captures them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpLoss<'a> {
@@ -85,11 +87,6 @@ fn by_regex(text: &str, printer: Printer) -> Option<UdpLoss<'_>> {
     }
 }
 
-/// Whether `c` is a blank as the regex's `\s` reads ASCII (vertical tab too).
-pub fn is_regex_space(c: u8) -> bool {
-    matches!(c, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
-}
-
 /// The end of the run of bytes from `from` that `class` takes.
 pub fn run(b: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
     from + b[from.min(b.len())..]
@@ -104,9 +101,9 @@ pub fn digits(b: &[u8], from: usize) -> Option<usize> {
     (end > from).then_some(end)
 }
 
-/// The end of at least `least` blanks from `from` (`\s*` or `\s+`).
+/// The end of at least `least` blanks from `from` (`\s*` or `\s+` on ASCII text).
 pub fn blanks(b: &[u8], from: usize, least: usize) -> Option<usize> {
-    let end = run(b, from, is_regex_space);
+    let end = run(b, from, is_ascii_ws);
     (end >= from + least).then_some(end)
 }
 

@@ -5,6 +5,7 @@
 
 use super::doc::{Doc, End, Event, EventData, Point, Tree};
 use crate::ingest::adapter::Block;
+use crate::ingest::common::TrimWs;
 use crate::ingest::file_lines::FileLines;
 use crate::ingest::{Problem, RunDraft};
 use crate::model::{CommandLine, Measurement, Role, RunStatus};
@@ -17,13 +18,14 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<Run
     if range.clone().any(|i| is_stream_event(all[i])) {
         return Some(stream(source, all, range, command, problems));
     }
-    let json_start = range.clone().find(|&i| all[i].trim() == "{")?;
+    let json_start = range.clone().find(|&i| all[i].trim_ws() == "{")?;
     Some(documents(source, all, range, json_start, command, problems))
 }
 
 /// A `--json-stream` line: `{"event":"start","data":{…}}`.
 pub fn is_stream_event(line: &str) -> bool {
-    line.trim_start().starts_with("{\"event\":")
+    // Asked of every line of every iperf3 block: the blanks skipped byte by byte.
+    line.trim_start_ws().starts_with("{\"event\":")
 }
 
 /// Where a document's rows stand: the line of each interval (one line for all of a `-J`
@@ -111,7 +113,16 @@ fn documents(
         .filter(|&i| !all[i].trim().is_empty())
         .map(|i| format!("line {}: {}", i + 1, all[i].trim()))
         .collect();
-    let text = all[json_start..range.end].join("\n");
+    // The documents' text as the file holds it, where its lines lie one after another there
+    // (a copy of every document was a tenth of reading it).
+    let joined: String;
+    let text = match all.span(json_start..range.end) {
+        Some(span) => span,
+        None => {
+            joined = all[json_start..range.end].join("\n");
+            &joined
+        }
+    };
     // Declared before the documents, which may borrow it.
     let fixed: String;
     let (mut docs, mut error) = read_documents(&text);
