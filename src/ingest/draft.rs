@@ -2,6 +2,7 @@
 //! identity (a content hash of its lines), command, host, and the columns derived from facts.
 
 use super::adapter::Parser;
+use crate::ingest::common::TrimWs;
 use crate::ingest::file_lines::FileLines;
 use crate::model::{CommandLine, Measurement, Role, Run, RunStatus, Tool};
 use std::collections::BTreeMap;
@@ -399,9 +400,14 @@ pub fn finish_run_without_id(
         .or(draft.test_hint)
         .unwrap_or_else(|| format!("{}_{}", draft.tool, draft.kind_hint.unwrap_or("unknown")));
     let facts = draft.facts;
-    let mtu = facts
-        .get("mtu")
-        .and_then(|m| m.trim_end_matches("[B]").trim().parse::<u32>().ok());
+    let mtu = facts.get("mtu").and_then(|m| {
+        // `trim_end_matches("[B]")` without a substring searcher per run.
+        let mut m = m.as_str();
+        while let Some(rest) = m.strip_suffix("[B]") {
+            m = rest;
+        }
+        m.trim_ws().parse::<u32>().ok()
+    });
     // A run typed at a prompt starts at its prompt line.
     let line = prompt_line.unwrap_or(draft.start) as u32 + 1;
     let mut run = Run {

@@ -53,13 +53,20 @@ enum Read<T> {
     },
 }
 
+/// A file's path as its runs and problems name it: as `Path::display` writes it, copied as it
+/// is when it is UTF-8 (`display` formats it through a UTF-8 check of its own, once a file).
+fn source_name(path: &Path) -> String {
+    path.to_str()
+        .map_or_else(|| path.display().to_string(), str::to_owned)
+}
+
 /// Reads and parses one file, then hands (its path as reported, its size, what it held, `true`:
 /// the whole file) to `prepare` on the same thread.
 pub fn read_and_parse<T>(
     path: &Path,
     prepare: &(impl Fn(String, usize, FileResult, bool) -> T + Sync),
 ) -> Result<T> {
-    let source = path.display().to_string();
+    let source = source_name(path);
     let bytes = std::fs::read(path).with_context(|| format!("{source}: cannot read"))?;
     Ok(parse(source, &bytes, prepare))
 }
@@ -150,7 +157,7 @@ enum Unprepared {
 
 /// Reads a file whole, or plans reading it in pieces when it is large.
 fn read_or_plan(path: &Path, sizes: stream::Sizes, threads: usize) -> Result<Unprepared> {
-    let source = path.display().to_string();
+    let source = source_name(path);
     let cannot = || format!("{source}: cannot read");
     // One open and one stat per file: a tree of many small logs costs its system calls.
     let mut file = std::fs::File::open(path).with_context(cannot)?;
@@ -556,6 +563,17 @@ mod tests {
             let (seen, r) = run(1000, jobs, Some(321));
             assert_eq!(r.unwrap_err().to_string(), "item 321 fails");
             assert_eq!(seen.len(), 321, "{jobs} jobs");
+        }
+    }
+
+    /// A file's name for its runs is what `Path::display` writes, UTF-8 or not.
+    #[test]
+    fn source_name_is_the_displayed_path() {
+        use std::os::unix::ffi::OsStrExt;
+        let names: [&[u8]; 5] = [b"logs/a.txt", b"", b"./x/../y", "é/ü".as_bytes(), b"bad\xff\xfe.txt"];
+        for name in names {
+            let path = Path::new(std::ffi::OsStr::from_bytes(name));
+            assert_eq!(source_name(path), path.display().to_string(), "{name:?}");
         }
     }
 }

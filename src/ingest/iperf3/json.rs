@@ -15,6 +15,13 @@ use std::collections::BTreeMap;
 /// Reads the block when it holds iperf3 JSON of either form; `None` when it is text.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<RunDraft>> {
     let (source, all, range, command) = block.parts();
+    // Either form holds a `{`, which most text blocks do not: one search of their text.
+    if all
+        .span(range.clone())
+        .is_some_and(|text| memchr::memchr(b'{', text.as_bytes()).is_none())
+    {
+        return None;
+    }
     if range.clone().any(|i| is_stream_event(all[i])) {
         return Some(stream(source, all, range, command, problems));
     }
@@ -125,9 +132,9 @@ fn documents(
     };
     // Declared before the documents, which may borrow it.
     let fixed: String;
-    let (mut docs, mut error) = read_documents(&text);
+    let (mut docs, mut error) = read_documents(text);
     if error.is_some() {
-        if let Some((f, lines)) = without_nan(&text, json_start) {
+        if let Some((f, lines)) = without_nan(text, json_start) {
             fixed = f;
             let (d, e) = read_documents(&fixed);
             if d.len() > docs.len() {
