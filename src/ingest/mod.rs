@@ -53,6 +53,20 @@ pub(crate) fn fixture_lines_with(dirs: &[&str], needle: &str) -> Vec<String> {
     out
 }
 
+/// The fixture lines holding `needle`, each from every one of its words on: texts for a
+/// reader of the columns that follow some other column.
+#[cfg(test)]
+pub(crate) fn fixture_tails_with(needle: &str) -> Vec<String> {
+    let mut tails = Vec::new();
+    for line in fixture_lines_with(&["fixtures"], needle) {
+        let starts = line.char_indices().filter(|&(i, c)| {
+            !c.is_whitespace() && (i == 0 || line[..i].ends_with(char::is_whitespace))
+        });
+        tails.extend(starts.map(|(i, _)| line[i..].to_string()));
+    }
+    tails
+}
+
 /// Something in an input that could not be read, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

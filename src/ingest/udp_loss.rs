@@ -150,12 +150,7 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         // Every fixture line with a loss, from each of its words on.
-        for line in crate::ingest::fixture_lines_with(&["fixtures"], "%)") {
-            let starts = line.char_indices().filter(|&(i, c)| {
-                !c.is_whitespace() && (i == 0 || line[..i].ends_with(char::is_whitespace))
-            });
-            texts.extend(starts.map(|(i, _)| line[i..].to_string()));
-        }
+        texts.extend(crate::ingest::fixture_tails_with("%)"));
         let mut read = 0;
         for text in &texts {
             for printer in [Printer::Iperf2, Printer::Iperf3] {

@@ -30,14 +30,7 @@ crate::ingest::common::per_thread_regex! {
 /// `writes/errs retry [inflight/]cwndK/rtt[(var)] us` at the start of `text`.
 pub fn tcp_enhanced(text: &str) -> Option<TcpEnhanced<'_>> {
     if !text.is_ascii() {
-        return TCP_ENHANCED.with(|re| {
-            let c = re.captures(text)?;
-            Some(TcpEnhanced {
-                retry: c.name("retry")?.as_str(),
-                cwnd_kib: c.name("cwnd")?.as_str(),
-                rtt_us: c.name("rtt")?.as_str(),
-            })
-        });
+        return tcp_enhanced_by_regex(text);
     }
     let b = text.as_bytes();
     let errs = digits(b, expect(b, digits(b, 0)?, b"/")?)?;
@@ -69,15 +62,7 @@ pub fn tcp_enhanced(text: &str) -> Option<TcpEnhanced<'_>> {
 /// The first `avg/min/max/stdev ms` in `text`.
 pub fn udp_latency(text: &str) -> Option<UdpLatency<'_>> {
     if !text.is_ascii() {
-        return UDP_LATENCY.with(|re| {
-            let c = re.captures(text)?;
-            Some(UdpLatency {
-                avg: c.name("avg")?.as_str(),
-                min: c.name("min")?.as_str(),
-                max: c.name("max")?.as_str(),
-                stdev: c.name("stdev")?.as_str(),
-            })
-        });
+        return udp_latency_by_regex(text);
     }
     let b = text.as_bytes();
     let is_part = |c: u8| c.is_ascii_digit() || c == b'.';
@@ -105,6 +90,31 @@ pub fn udp_latency(text: &str) -> Option<UdpLatency<'_>> {
         })
 }
 
+/// What `TCP_ENHANCED` captures of `text`.
+fn tcp_enhanced_by_regex(text: &str) -> Option<TcpEnhanced<'_>> {
+    TCP_ENHANCED.with(|re| {
+        let c = re.captures(text)?;
+        Some(TcpEnhanced {
+            retry: c.name("retry")?.as_str(),
+            cwnd_kib: c.name("cwnd")?.as_str(),
+            rtt_us: c.name("rtt")?.as_str(),
+        })
+    })
+}
+
+/// What `UDP_LATENCY` captures of `text`.
+fn udp_latency_by_regex(text: &str) -> Option<UdpLatency<'_>> {
+    UDP_LATENCY.with(|re| {
+        let c = re.captures(text)?;
+        Some(UdpLatency {
+            avg: c.name("avg")?.as_str(),
+            min: c.name("min")?.as_str(),
+            max: c.name("max")?.as_str(),
+            stdev: c.name("stdev")?.as_str(),
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,13 +122,25 @@ mod tests {
     /// Every fixture line from each of its words on, and hand-made edge cases.
     fn texts(cases: &[&str]) -> Vec<String> {
         let mut texts: Vec<String> = cases.iter().map(|s| s.to_string()).collect();
-        for line in crate::ingest::fixture_lines_with(&["fixtures"], "/") {
-            let starts = line.char_indices().filter(|&(i, c)| {
-                !c.is_whitespace() && (i == 0 || line[..i].ends_with(char::is_whitespace))
-            });
-            texts.extend(starts.map(|(i, _)| line[i..].to_string()));
-        }
+        texts.extend(crate::ingest::fixture_tails_with("/"));
         texts
+    }
+
+    /// How many of `cases` and the fixture texts the regex reads, each read by hand as the
+    /// regex reads it (the parts compared as written by `Debug`: each reader's type borrows
+    /// from its text).
+    fn read_alike(
+        cases: &[&str],
+        hand: impl Fn(&str) -> Option<String>,
+        regex: impl Fn(&str) -> Option<String>,
+    ) -> usize {
+        let mut read = 0;
+        for text in texts(cases) {
+            let want = regex(&text);
+            read += usize::from(want.is_some());
+            assert_eq!(hand(&text), want, "{text:?}");
+        }
+        read
     }
 
     #[test]
@@ -142,18 +164,11 @@ mod tests {
             "1/0 ٣ 85K/123 us",
             "",
         ];
-        let mut read = 0;
-        for text in texts(&cases) {
-            let want = TCP_ENHANCED.with(|re| {
-                re.captures(&text).map(|c| TcpEnhanced {
-                    retry: c.name("retry").unwrap().as_str(),
-                    cwnd_kib: c.name("cwnd").unwrap().as_str(),
-                    rtt_us: c.name("rtt").unwrap().as_str(),
-                })
-            });
-            read += usize::from(want.is_some());
-            assert_eq!(tcp_enhanced(&text), want, "{text:?}");
-        }
+        let read = read_alike(
+            &cases,
+            |t| tcp_enhanced(t).map(|c| format!("{c:?}")),
+            |t| tcp_enhanced_by_regex(t).map(|c| format!("{c:?}")),
+        );
         assert!(read >= 10, "{read}");
     }
 
@@ -173,19 +188,11 @@ mod tests {
             "٣/0.5/3.1/0.4 ms",
             "",
         ];
-        let mut read = 0;
-        for text in texts(&cases) {
-            let want = UDP_LATENCY.with(|re| {
-                re.captures(&text).map(|c| UdpLatency {
-                    avg: c.name("avg").unwrap().as_str(),
-                    min: c.name("min").unwrap().as_str(),
-                    max: c.name("max").unwrap().as_str(),
-                    stdev: c.name("stdev").unwrap().as_str(),
-                })
-            });
-            read += usize::from(want.is_some());
-            assert_eq!(udp_latency(&text), want, "{text:?}");
-        }
+        let read = read_alike(
+            &cases,
+            |t| udp_latency(t).map(|l| format!("{l:?}")),
+            |t| udp_latency_by_regex(t).map(|l| format!("{l:?}")),
+        );
         assert!(read > 10, "{read}");
     }
 }
