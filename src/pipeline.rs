@@ -180,7 +180,7 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
             tally.checks = if whole {
                 Checks::Found(checker.finish())
             } else {
-                Checks::Open(checker)
+                Checks::Open(Box::new(checker))
             };
         }
         if !keep_runs {

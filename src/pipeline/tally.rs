@@ -21,8 +21,10 @@ pub struct Tally<'c> {
 pub enum Checks<'c> {
     /// Not checked.
     None,
-    /// A piece's rules, which take the file's other pieces before they find anything.
-    Open(Checker<'c>),
+    /// A piece's rules, which take the file's other pieces before they find anything. Boxed:
+    /// every file's result is moved from its worker to the store writer a few times, and a
+    /// checker inline tripled what each move copied.
+    Open(Box<Checker<'c>>),
     /// A whole file's findings.
     Found(Vec<Finding>),
 }
@@ -61,7 +63,7 @@ impl<'c> Tally<'c> {
         self.failed.extend(later.failed);
         // Every piece of a file is checked, or none is.
         if let (Checks::Open(c), Checks::Open(l)) = (&mut self.checks, later.checks) {
-            c.merge(l);
+            c.merge(*l);
         }
     }
 }
@@ -95,7 +97,7 @@ impl Imported {
         self.failed.extend(tally.failed);
         match tally.checks {
             Checks::None => {}
-            Checks::Open(checker) => self.findings.extend(checker.finish()),
+            Checks::Open(checker) => self.findings.extend((*checker).finish()),
             Checks::Found(found) => self.findings.extend(found),
         }
     }
