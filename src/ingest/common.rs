@@ -225,6 +225,37 @@ pub fn squash_into(line: &str, out: &mut String) {
     }
 }
 
+// Byte scanners for the readers that replace a regex on ASCII text (`udp_loss`,
+// `iperf2::columns`): each takes a position and gives the end of what it took, `None` where
+// the regex's piece would not match.
+
+/// The end of the run of bytes from `from` that `class` takes.
+pub fn run(b: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
+    from + b[from.min(b.len())..]
+        .iter()
+        .take_while(|&&c| class(c))
+        .count()
+}
+
+/// The end of a run of at least one ASCII digit from `from` (`\d+`).
+pub fn digits(b: &[u8], from: usize) -> Option<usize> {
+    let end = run(b, from, |c| c.is_ascii_digit());
+    (end > from).then_some(end)
+}
+
+/// The end of at least `least` blanks from `from` (`\s*` or `\s+` on ASCII text).
+pub fn blanks(b: &[u8], from: usize, least: usize) -> Option<usize> {
+    let end = run(b, from, is_ascii_ws);
+    (end >= from + least).then_some(end)
+}
+
+/// The end of `word` when it stands at `from`.
+pub fn expect(b: &[u8], from: usize, word: &[u8]) -> Option<usize> {
+    b.get(from..)?
+        .starts_with(word)
+        .then_some(from + word.len())
+}
+
 /// A printed key in snake case: `Data ex. method` → `data_ex_method`, `ibv_wr* API` →
 /// `ibv_wr_api`. Used for banner keys, device facts and iperf header lines.
 pub fn snake_key(key: &str) -> String {

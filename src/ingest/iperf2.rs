@@ -194,22 +194,8 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
     } else {
         Role::Unknown
     };
-    let mut r = Reader {
-        source: block.source,
-        problems,
-        role,
-        udp: flag("-u").is_some() || flag("--udp").is_some(),
-        facts: BTreeMap::new(),
-        notes: Vec::new(),
-        errors: Vec::new(),
-        interrupted: false,
-        sessions: vec![Session {
-            start: block.range.start,
-            ..Session::default()
-        }],
-        csv_rows: 0,
-        server_report_next: false,
-    };
+    let udp = flag("-u").is_some() || flag("--udp").is_some();
+    let mut r = Reader::new(block.source, problems, role, udp, block.range.start);
     for i in block.range.clone() {
         r.line(i, block.lines[i]);
     }
@@ -233,7 +219,33 @@ struct Reader<'a, 'p> {
     server_report_next: bool,
 }
 
-impl Reader<'_, '_> {
+impl<'a, 'p> Reader<'a, 'p> {
+    /// A reader of a block whose first session starts at line `start`.
+    fn new(
+        source: &'a str,
+        problems: &'p mut Vec<Problem>,
+        role: Role,
+        udp: bool,
+        start: usize,
+    ) -> Self {
+        Reader {
+            source,
+            problems,
+            role,
+            udp,
+            facts: BTreeMap::new(),
+            notes: Vec::new(),
+            errors: Vec::new(),
+            interrupted: false,
+            sessions: vec![Session {
+                start,
+                ..Session::default()
+            }],
+            csv_rows: 0,
+            server_report_next: false,
+        }
+    }
+
     fn line(&mut self, i: usize, line: &str) {
         let t = line.trim_ws();
         if t.is_empty() {
@@ -570,19 +582,7 @@ mod tests {
         ));
         for t in &lines {
             let mut problems = Vec::new();
-            let mut reader = Reader {
-                source: "x",
-                problems: &mut problems,
-                role: Role::Server,
-                udp: false,
-                facts: BTreeMap::new(),
-                notes: Vec::new(),
-                errors: Vec::new(),
-                interrupted: false,
-                sessions: vec![Session::default()],
-                csv_rows: 0,
-                server_report_next: false,
-            };
+            let mut reader = Reader::new("x", &mut problems, Role::Server, false, 0);
             reader.connected(0, t);
             let want = t
                 .split(" connected with ")

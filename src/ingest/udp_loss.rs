@@ -4,7 +4,7 @@
 //! (each is still here, and decides on other text: its `\d` and `\s` take non-ASCII digits and
 //! blanks too); a capture cost several thousand instructions a line, a fifth of a UDP log.
 
-use crate::ingest::common::is_ascii_ws;
+use crate::ingest::common::{blanks, digits, expect, run};
 
 /// The parts of the loss columns, as the regex captures them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,33 +85,6 @@ fn by_regex(text: &str, printer: Printer) -> Option<UdpLoss<'_>> {
         Printer::Iperf2 => IPERF2.with(read),
         Printer::Iperf3 => IPERF3.with(read),
     }
-}
-
-/// The end of the run of bytes from `from` that `class` takes.
-pub fn run(b: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
-    from + b[from.min(b.len())..]
-        .iter()
-        .take_while(|&&c| class(c))
-        .count()
-}
-
-/// The end of a run of at least one ASCII digit from `from` (`\d+`).
-pub fn digits(b: &[u8], from: usize) -> Option<usize> {
-    let end = run(b, from, |c| c.is_ascii_digit());
-    (end > from).then_some(end)
-}
-
-/// The end of at least `least` blanks from `from` (`\s*` or `\s+` on ASCII text).
-pub fn blanks(b: &[u8], from: usize, least: usize) -> Option<usize> {
-    let end = run(b, from, is_ascii_ws);
-    (end >= from + least).then_some(end)
-}
-
-/// The end of `word` when it stands at `from`.
-pub fn expect(b: &[u8], from: usize, word: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .starts_with(word)
-        .then_some(from + word.len())
 }
 
 #[cfg(test)]

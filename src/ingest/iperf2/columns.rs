@@ -3,7 +3,7 @@
 //! they replaced capture them (each still decides on other text, where its `\d` and `\s`
 //! take non-ASCII digits and blanks too).
 
-use crate::ingest::udp_loss::{blanks, digits, expect, run};
+use crate::ingest::common::{blanks, digits, expect, run};
 
 /// The parts of a TCP enhanced report that become columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
