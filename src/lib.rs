@@ -17,6 +17,25 @@ pub mod stats;
 pub mod units;
 pub mod verbs;
 
+/// `println!` that hands back the write's error instead of panicking: `linkperf import ... |
+/// head` closes the pipe early, and `main` ends the command quietly on a broken pipe.
+#[cfg(feature = "store")]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `print!` as [`outln`] writes: the error handed back, not a panic.
+#[cfg(feature = "store")]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 /// The modules over the Parquet store (polars) and the commands: the `store` feature, on by
 /// default. Without it the crate is the parsers alone, which is what the fuzz targets build.
 macro_rules! with_store {

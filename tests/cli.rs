@@ -444,3 +444,36 @@ fn completion_scripts_for_bash_zsh_and_fish() {
     let bad = linkperf(&store, &["completions", "tcsh"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }
+
+/// `linkperf … | head` closes the pipe before the command is done writing: the command ends
+/// quietly with status 0, as `ls` and `cat` do, instead of panicking in `println!`.
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    ok(&linkperf(&store, &["import", SEED_000]));
+    let cases: [&[&str]; 6] = [
+        &["import", "--dry-run", SEED_003],
+        &["completions", "bash"],
+        &["store", "info"],
+        &["ls"],
+        &["export", "--format", "csv"],
+        &["check"],
+    ];
+    for args in cases {
+        // The reading end is closed before the command starts: its first write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_linkperf"))
+            .current_dir(root())
+            .env("LINKPERF_STORE", &store)
+            .env_remove("LINKPERF_CONFIG")
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

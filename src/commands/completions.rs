@@ -8,11 +8,10 @@ use clap::CommandFactory;
 
 pub fn run(shell: clap_complete::Shell) -> Result<ExitStatus> {
     let mut command = Cli::command();
-    clap_complete::generate(
-        shell,
-        &mut command,
-        "linkperf",
-        &mut std::io::stdout().lock(),
-    );
+    // Generated into memory, then written: `generate` panics when its writer fails (a pipe
+    // closed early), and a write of our own hands the error to `main`.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "linkperf", &mut script);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
     Ok(ExitStatus::Success)
 }

@@ -9,10 +9,10 @@ pub fn run(args: &DevicesArgs) -> Result<ExitStatus> {
     use crate::cli::DevicesFormat;
     let devices = crate::verbs::query::list_devices(args.device.as_deref())?;
     match args.format {
-        DevicesFormat::Json => println!("{}", serde_json::to_string_pretty(&devices)?),
+        DevicesFormat::Json => outln!("{}", serde_json::to_string_pretty(&devices)?)?,
         DevicesFormat::Text => {
             for d in &devices {
-                print!("{}", d.render());
+                out!("{}", d.render())?;
             }
         }
     }

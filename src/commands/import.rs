@@ -55,14 +55,14 @@ pub fn run(
         imported.rows
     );
     match imported.stored {
-        None => println!("{summary}; --dry-run: nothing stored"),
-        Some(outcome) => println!(
+        None => outln!("{summary}; --dry-run: nothing stored")?,
+        Some(outcome) => outln!(
             "{summary}; stored {} new run(s) ({} rows), {} already in {}",
             outcome.added_runs,
             outcome.added_rows,
             outcome.already_stored,
             store_dir.display()
-        ),
+        )?,
     }
     // One write for every list below: a line each cost a system call per file when many
     // files have something to say.
@@ -104,6 +104,6 @@ pub fn run(
             writeln!(out, "  {p}")?;
         }
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(ExitStatus::Success)
 }

@@ -26,7 +26,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &ReportArgs) -> Result<ExitS
     )?;
     for f in &files {
         if f.extension().is_some_and(|e| e == "html" || e == "md") {
-            println!("{}", f.display());
+            outln!("{}", f.display())?;
         }
     }
     Ok(ExitStatus::Success)

@@ -156,7 +156,7 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
     let imported = import_logs(store_dir, config, &run_dir, &manifest, &labels)?;
     let outcome = imported.stored.unwrap_or_default();
     let failed: Vec<_> = manifest.runs.iter().filter(|r| r.status != "ok").collect();
-    println!(
+    outln!(
         "{} of {} runs passed; stored {} runs ({} rows from {}) in {}",
         manifest.runs.len() - failed.len(),
         manifest.runs.len(),
@@ -164,18 +164,18 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         outcome.added_rows,
         imported.rows,
         store_dir.display()
-    );
+    )?;
     for f in &failed {
-        println!(
+        outln!(
             "  {} (repeat {}): {}: {}",
             f.test,
             f.repeat,
             f.status,
             f.error.as_deref().unwrap_or("")
-        );
+        )?;
     }
     if interrupted.load(Ordering::SeqCst) {
-        println!("interrupted: kept the runs that finished");
+        outln!("interrupted: kept the runs that finished")?;
     }
     let last = if args.no_report {
         run_dir.display().to_string()
@@ -202,12 +202,12 @@ pub fn run(store_dir: &Path, config: &Config, args: &RunArgs) -> Result<ExitStat
         match report {
             Ok(_) => out.join("index.html").display().to_string(),
             Err(e) => {
-                println!("no report: {e:#}");
+                outln!("no report: {e:#}")?;
                 run_dir.display().to_string()
             }
         }
     };
-    println!("{last}");
+    outln!("{last}")?;
     Ok(if failed.is_empty() {
         ExitStatus::Success
     } else {

@@ -12,9 +12,9 @@ pub fn run(store_dir: &Path, cmd: &StoreCommand) -> Result<ExitStatus> {
         StoreCommand::Info { format } => {
             let info = Store::open(store_dir, false)?.info()?;
             if *format == crate::cli::TextOrJson::Json {
-                println!("{}", serde_json::to_string_pretty(&info)?);
+                outln!("{}", serde_json::to_string_pretty(&info)?)?;
             } else {
-                print!("{}", info.to_text(store_dir));
+                out!("{}", info.to_text(store_dir))?;
             }
         }
         StoreCommand::Compact => {
@@ -22,7 +22,7 @@ pub fn run(store_dir: &Path, cmd: &StoreCommand) -> Result<ExitStatus> {
             let start = Instant::now();
             let o = store.compact()?;
             let info = store.info()?;
-            println!(
+            outln!(
                 "compacted {} batch(es) of {} month(s) into {} chunk(s) in {:.2} s; the store now \
                  has {} run(s), {} row(s) in {} file(s), {} bytes",
                 o.batches_merged,
@@ -33,25 +33,25 @@ pub fn run(store_dir: &Path, cmd: &StoreCommand) -> Result<ExitStatus> {
                 info.rows,
                 info.files,
                 info.bytes
-            );
+            )?;
         }
         StoreCommand::Migrate => {
             let o = migrate::migrate(store_dir)?;
             if o.from_version == u64::from(crate::store::frames::SCHEMA_VERSION) {
-                println!(
+                outln!(
                     "{}: already at schema version {}",
                     store_dir.display(),
                     o.from_version
-                );
+                )?;
             } else {
-                println!(
+                outln!(
                     "{}: migrated schema version {} to {}: {} run(s) in {} batch(es)",
                     store_dir.display(),
                     o.from_version,
                     crate::store::frames::SCHEMA_VERSION,
                     o.runs,
                     o.batches
-                );
+                )?;
             }
         }
     }

@@ -192,7 +192,7 @@ pub fn run_suite(
         auto: vec![],
     };
     if opts.dry_run {
-        print_plan(suite, &tests);
+        print_plan(suite, &tests)?;
         return Ok(manifest);
     }
     std::fs::create_dir_all(opts.run_dir)
@@ -279,20 +279,24 @@ pub fn run_suite(
 
 /// `--dry-run`: the schedule as if every `auto` test ran to its cap, with each command as it
 /// would run on its host.
-fn print_plan(suite: &Suite, tests: &[(&suite::Test, &Host, &Host, u16)]) {
+fn print_plan(
+    suite: &Suite,
+    tests: &[(&suite::Test, &Host, &Host, u16)],
+) -> std::io::Result<()> {
     for (t, s, c, r) in schedule_preview(suite, tests) {
-        println!("{} (repeat {}) timeout {} s", r.test, r.repeat, t.timeout_s);
-        println!(
+        outln!("{} (repeat {}) timeout {} s", r.test, r.repeat, t.timeout_s)?;
+        outln!(
             "  server on {}: {}",
             s.name,
             display(&on_host(s, &r.server))
-        );
-        println!(
+        )?;
+        outln!(
             "  client on {}: {}",
             c.name,
             display(&on_host(c, &r.client))
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// A progress bar over `len` runs, drawn only on a terminal.
