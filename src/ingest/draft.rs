@@ -66,37 +66,34 @@ impl Default for ContentHash {
     }
 }
 
-/// How many texts [`content_ids`] hashes side by side. Each is a chain of multiplies that
-/// waits for the last, and this CPU runs several chains at once: sixteen in vector registers
-/// ([`wide`], two sets of eight) where the CPU has them, else four (their states and texts
-/// still fit in the general registers; eight spilled them and were slower than four).
-pub const MOST_LANES: usize = 16;
+/// How many texts [`content_ids`] hashes side by side: in vector registers where the CPU has
+/// them ([`wide`]), else four (their states and texts still fit in the general registers;
+/// eight spilled them and were slower than four).
+pub const MOST_LANES: usize = wide::MOST_LANES;
+const SCALAR_LANES: usize = 4;
 
-fn lanes() -> usize {
-    if wide::available() {
-        MOST_LANES
-    } else {
-        4
-    }
-}
-
-/// The ids of `texts` (each [`ContentHash`] of one text, in order), hashed in [`lanes`] lanes
-/// of about equal bytes side by side.
+/// The ids of `texts` (each [`ContentHash`] of one text, in order), hashed side by side.
 pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
-    let used = lanes();
-    let mut lanes: [Vec<usize>; MOST_LANES] = Default::default();
-    let mut load = [0; MOST_LANES];
+    if wide::available() {
+        return wide::hash_texts(texts)
+            .iter()
+            .map(ContentHash::hex)
+            .collect();
+    }
+    // Four lanes of about equal bytes.
+    let mut lanes: [Vec<usize>; SCALAR_LANES] = Default::default();
+    let mut load = [0; SCALAR_LANES];
     for (k, t) in texts.iter().enumerate() {
-        let l = (0..used).min_by_key(|&l| load[l]).unwrap_or(0);
+        let l = (0..SCALAR_LANES).min_by_key(|&l| load[l]).unwrap_or(0);
         lanes[l].push(k);
         load[l] += t.len();
     }
     let mut out = vec![String::new(); texts.len()];
     // Per lane: which of its texts, how far into it, and its hash so far.
-    let mut at = [(0, 0, ContentHash::new()); MOST_LANES];
+    let mut at = [(0, 0, ContentHash::new()); SCALAR_LANES];
     loop {
-        let mut rest: [&[u8]; MOST_LANES] = [&[]; MOST_LANES];
-        let mut open = [0; MOST_LANES];
+        let mut rest: [&[u8]; SCALAR_LANES] = [&[]; SCALAR_LANES];
+        let mut open = [0; SCALAR_LANES];
         let mut count = 0;
         for (l, (text, offset, hash)) in at.iter_mut().enumerate() {
             // Texts done (an empty one at once) take their id; the lane moves to its next.
@@ -114,31 +111,7 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
         if count == 0 {
             return out;
         }
-        if used == MOST_LANES && count >= 2 {
-            // Every open lane in the vector, sixteen or eight wide, the places left over
-            // filled with copies of the first (a copy hashes what the first does, into the
-            // same state): the vector takes eight lanes in the time one takes alone.
-            let open = &open[..count];
-            let n = open.iter().map(|&l| rest[l].len()).min().unwrap_or(0);
-            // In the vector only whole eights of bytes; a lane with fewer than eight left then
-            // ends its text alone, while the others go on from where they are: ending every
-            // lane at the shortest text's end took the bytes up to it one at a time in each.
-            let whole = n - n % 8;
-            if whole > 0 {
-                wide_side_by_side(&mut at, &rest, open, whole);
-            }
-            for &l in open {
-                let left = &rest[l][whole..];
-                if left.len() < 8 {
-                    at[l].2.update(left);
-                    at[l].1 += rest[l].len();
-                } else {
-                    at[l].1 += whole;
-                }
-            }
-            continue;
-        }
-        // Without the vector: the widest run of lanes that all have text, four, two or one.
+        // The widest run of lanes that all have text, four, two or one.
         let width = match count {
             4.. => 4,
             2.. => 2,
@@ -157,39 +130,12 @@ pub fn content_ids(texts: &[&[u8]]) -> Vec<String> {
     }
 }
 
-/// The lanes `open` (one to sixteen) of [`content_ids`]' lane states `at` and texts left
-/// `rest` on with `n` more bytes, in vector registers ([`wide`]) sixteen or eight wide, the
-/// places left filled with copies of the first open lane.
-fn wide_side_by_side(
-    at: &mut [(usize, usize, ContentHash); MOST_LANES],
-    rest: &[&[u8]; MOST_LANES],
-    open: &[usize],
-    n: usize,
-) {
-    fn lanes<const W: usize>(open: &[usize]) -> [usize; W] {
-        std::array::from_fn(|i| open.get(i).copied().unwrap_or(open[0]))
-    }
-    if open.len() > 8 {
-        let lanes = lanes::<16>(open);
-        let hashes = wide::side_by_side16(lanes.map(|l| at[l].2), lanes.map(|l| rest[l]), n);
-        for (l, h) in lanes.into_iter().zip(hashes) {
-            at[l].2 = h;
-        }
-    } else {
-        let lanes = lanes::<8>(open);
-        let hashes = wide::side_by_side8(lanes.map(|l| at[l].2), lanes.map(|l| rest[l]), n);
-        for (l, h) in lanes.into_iter().zip(hashes) {
-            at[l].2 = h;
-        }
-    }
-}
-
 /// [`side_by_side`] over the first `W` of the lanes `open` (of [`content_ids`]' lane states
 /// `at` and texts left `rest`): each lane's hash on with `n` more bytes.
 #[inline]
 fn open_side_by_side<const W: usize>(
-    at: &mut [(usize, usize, ContentHash); MOST_LANES],
-    rest: &[&[u8]; MOST_LANES],
+    at: &mut [(usize, usize, ContentHash); SCALAR_LANES],
+    rest: &[&[u8]; SCALAR_LANES],
     open: &[usize],
     n: usize,
 ) {
@@ -280,10 +226,13 @@ impl Ids {
 pub struct Unhashed(Vec<(usize, Vec<u8>)>);
 
 impl Unhashed {
-    /// Whether one run waits for its id (a small log): alone, its hash would leave the other
-    /// lanes idle.
-    pub fn is_one_run(&self) -> bool {
-        self.0.len() == 1
+    /// How many runs wait for their ids.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

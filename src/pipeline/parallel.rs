@@ -93,10 +93,10 @@ fn in_groups(files: usize, threads: usize) -> bool {
 }
 
 /// Reads and parses consecutive files and hands each file's result to `prepare` once its runs
-/// have their ids; a large file is planned, to be read in pieces. A file whose last texts to
-/// hash are one run's (a small log) waits for the group's others of its kind, and their ids
-/// are hashed together; any other file goes on at once, while its text is in the cache. A
-/// file that cannot be read is an error in its place.
+/// have their ids; a large file is planned, to be read in pieces. The last texts to hash of
+/// consecutive files wait until they fill the hash's lanes twice over, and are hashed together
+/// ([`draft::give_ids`]): a file's few runs alone left most lanes idle (a small log has one).
+/// A file that cannot be read is an error in its place.
 fn read_files<T>(
     paths: &[PathBuf],
     sizes: stream::Sizes,
@@ -105,39 +105,51 @@ fn read_files<T>(
 ) -> Vec<Result<Read<T>>> {
     let mut out: Vec<Option<Result<Read<T>>>> = Vec::with_capacity(paths.len());
     let mut waiting = Vec::new();
+    let mut texts = 0;
     for path in paths {
-        out.push(match read_or_plan(path, sizes, threads) {
+        let read = match read_or_plan(path, sizes, threads) {
             Ok(Unprepared::Whole {
                 source,
                 size,
-                mut result,
+                result,
                 unhashed,
             }) => {
-                if unhashed.is_one_run() {
-                    waiting.push((out.len(), source, size, result, unhashed));
-                    None
-                } else {
-                    draft::give_ids([(&mut result.runs[..], unhashed)]);
-                    Some(Ok(Read::Whole(prepare(source, size, result, true), size)))
-                }
+                texts += unhashed.len();
+                waiting.push((out.len(), source, size, result, unhashed));
+                None
             }
             Ok(Unprepared::InPieces { source, path, plan }) => {
                 Some(Ok(Read::InPieces { source, path, plan }))
             }
             Err(e) => Some(Err(e)),
-        });
+        };
+        out.push(read);
+        if texts >= 2 * draft::MOST_LANES {
+            hash_and_prepare(&mut waiting, &mut out, prepare);
+            texts = 0;
+        }
     }
+    hash_and_prepare(&mut waiting, &mut out, prepare);
+    out.into_iter()
+        .map(|r| r.expect("every file of the group read"))
+        .collect()
+}
+
+/// Hashes the last texts of the `waiting` files' runs together, then hands each file to
+/// `prepare` into its place in `out`.
+fn hash_and_prepare<T>(
+    waiting: &mut Vec<(usize, String, usize, FileResult, draft::Unhashed)>,
+    out: &mut [Option<Result<Read<T>>>],
+    prepare: &(impl Fn(String, usize, FileResult, bool) -> T + Sync),
+) {
     draft::give_ids(
         waiting
             .iter_mut()
             .map(|(_, _, _, r, u)| (&mut r.runs[..], std::mem::take(u))),
     );
-    for (i, source, size, result, _) in waiting {
+    for (i, source, size, result, _) in waiting.drain(..) {
         out[i] = Some(Ok(Read::Whole(prepare(source, size, result, true), size)));
     }
-    out.into_iter()
-        .map(|r| r.expect("every file of the group read"))
-        .collect()
 }
 
 /// A file read whole and parsed, its last runs' ids still to give, or planned in pieces.
@@ -508,14 +520,18 @@ mod tests {
         assert_eq!(run(0, 4, None).0.len(), 0);
     }
 
-    /// Every file of fixtures/, in groups (as many files as that make groups) on one thread
-    /// and on three: each run has the id a read of its file alone gives it, and a file that
+    /// Every file of fixtures/ (over again, as many files as make groups), in groups on one
+    /// thread and on three: each run has the id a read of its file alone gives it, and a file that
     /// cannot be read stops the hand-over at its place inside its group.
     #[test]
     fn files_read_in_groups_give_each_run_its_own_id() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
-        assert!(in_groups(files.len(), 3), "{} files: too few to group", files.len());
+        let fixtures = crate::pipeline::collect_files(&[root.join("fixtures")]).unwrap();
+        // The fixtures over again until three threads read them in groups.
+        let mut files = fixtures.clone();
+        while !in_groups(files.len(), 3) {
+            files.extend_from_slice(&fixtures);
+        }
         let alone: Vec<(String, Vec<String>)> = files
             .iter()
             .map(|f| {
