@@ -22,7 +22,7 @@ use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
 pub use tree::Tree;
-use tree::{entries_of, Key, NULL_TREE};
+use tree::{entries_of, key_order, Key, NULL_TREE};
 
 mod tree;
 
@@ -166,7 +166,7 @@ impl<'de> Point<'de> {
 
     pub fn get(&self, key: &str) -> Option<&Field<'de>> {
         let e = self.entries();
-        e.binary_search_by(|(k, _)| k.as_ref().cmp(key))
+        e.binary_search_by(|(k, _)| key_order(k, key))
             .ok()
             .map(|i| &e[i].1)
     }

@@ -287,3 +287,16 @@ fn documents_that_differ_only_in_a_key_no_row_reads_are_not_the_same_document() 
     assert_ne!(da, db);
     assert_eq!(da, both(a).unwrap().0);
 }
+
+#[test]
+fn key_order_is_the_order_of_str() {
+    let keys = [
+        "", "a", "b", "ab", "aa", "snd_cwnd", "snd_wnd", "sender", "seconds", "socket", "start",
+        "é", "e", "\u{7f}", "\u{80}", "Z", "s",
+    ];
+    for x in keys {
+        for y in keys {
+            assert_eq!(tree::key_order(x, y), x.cmp(y), "{x:?} against {y:?}");
+        }
+    }
+}
