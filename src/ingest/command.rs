@@ -454,7 +454,9 @@ fn perftest_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<Str
             } else {
                 // Switches may be bundled (`-aF`).
                 for ch in a[1..].chars() {
-                    let short = format!("-{ch}");
+                    let mut short = String::with_capacity(1 + ch.len_utf8());
+                    short.push('-');
+                    short.push(ch);
                     let name = PERFTEST_SWITCH
                         .iter()
                         .find(|(s, _)| *s == short)

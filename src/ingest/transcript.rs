@@ -38,17 +38,26 @@ pub struct Prompt<C = CommandLine> {
 
 /// Recognises a prompt line.
 pub fn prompt(line: &str) -> Option<Prompt> {
-    prompt_read(line, command::parse)
+    prompt_read(line, command::parse, |c: &CommandLine| c.program.as_str())
 }
 
 /// Recognises a prompt line as [`prompt`] does, reading only the program of its command.
 fn prompt_program(line: &str) -> Option<Prompt<String>> {
-    prompt_read(line, |cmd| command::program(cmd).map(Into::into))
+    prompt_read(
+        line,
+        |cmd| command::program(cmd).map(String::from),
+        String::as_str,
+    )
 }
 
 /// Recognises a prompt line, its command read by `read` ([`command::parse`] or a part of it:
-/// `read` gives `None` exactly where `command::parse` does, for an empty command).
-fn prompt_read<C>(line: &str, read: impl Fn(&str) -> Option<C>) -> Option<Prompt<C>> {
+/// `read` gives `None` exactly where `command::parse` does, for an empty command), whose
+/// program `program` gives.
+fn prompt_read<C>(
+    line: &str,
+    read: impl Fn(&str) -> Option<C>,
+    program: impl Fn(&C) -> &str,
+) -> Option<Prompt<C>> {
     // Fast path: nearly every line of a log is output, and a prompt always holds '#' or '$'.
     if line.len() > 4096 || memchr::memchr2(b'#', b'$', line.as_bytes()).is_none() {
         return None;
@@ -82,10 +91,13 @@ fn prompt_read<C>(line: &str, read: impl Fn(&str) -> Option<C>) -> Option<Prompt
     if !command::may_run_a_tool(cmd) {
         return None;
     }
-    command::tool_family(&command::program(cmd)?)?;
+    // Read once: its program says whether it runs a tool (finding the program alone first
+    // read the words twice on every prompt).
+    let read = read(cmd)?;
+    command::tool_family(program(&read))?;
     Some(Prompt {
         host: None,
-        command: Some(read(cmd)?),
+        command: Some(read),
     })
 }
 

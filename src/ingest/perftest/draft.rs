@@ -84,10 +84,11 @@ fn into_facts(mut read: Vec<(crate::model::Word, String)>) -> crate::model::Fact
 
 /// Test name from a banner title and connection type: `RDMA_Write BW` → `ib_write_bw`.
 fn test_name(title: &lines::Title, connection: Option<&str>) -> String {
+    // Joined, not formatted: one name a run, and `format!` ran its formatter over each piece.
     if connection == Some("RawEth") {
-        return format!("raw_ethernet_{}", title.kind);
+        return ["raw_ethernet_", title.kind].concat();
     }
-    format!("ib_{}_{}", title.verb, title.kind)
+    ["ib_", title.verb, "_", title.kind].concat()
 }
 
 /// Recognises `ib_write_bw`, `write_bw`, `write-lat`, ... in a file name.
