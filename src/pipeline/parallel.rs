@@ -82,9 +82,10 @@ fn parse<T>(
 
 /// How many consecutive files make one item of work when there are many: the ids of their
 /// runs are hashed together ([`draft::give_ids`]: a small file's one run leaves a lane of the
-/// hash idle). Twice the hash's lanes fill every lane twice over, so a short text that ends
-/// early hands its lane to the next; with half as many files as lanes, half were idle.
-const FILES_PER_ITEM: usize = 2 * draft::MOST_LANES;
+/// hash idle), as many files as the hash has lanes. Twice as many filled the lanes better but
+/// made each item twice as long: two threads over the iperf/qperf corpus waited longer for
+/// the last items (104 ms against 101).
+const FILES_PER_ITEM: usize = draft::MOST_LANES;
 
 /// Whether `files` on `threads` threads are read in groups of [`FILES_PER_ITEM`]: when each
 /// thread gets at least two groups; a few large files each keep a core.
