@@ -6,7 +6,7 @@
 
 use super::ContentHash;
 
-/// Whether this CPU has the vector multiply [`side_by_side8`] uses (AVX-512 F and DQ).
+/// Whether this CPU has the vector multiply [`hash_texts`] uses (AVX-512 F and DQ).
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
