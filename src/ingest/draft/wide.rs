@@ -77,6 +77,21 @@ impl<'t> Lanes<'t> {
         }
     }
 
+    /// Lane `l`'s hash so far.
+    fn hash(&self, l: usize) -> ContentHash {
+        ContentHash {
+            a: self.a[l],
+            b: self.b[l],
+        }
+    }
+
+    /// Lane `l`'s text to its end, a byte at a time, and its hash given.
+    fn end_text(&mut self, l: usize) {
+        let mut hash = self.hash(l);
+        hash.update(self.rest[l]);
+        self.out[self.text[l]] = hash;
+    }
+
     /// Lanes with fewer than eight bytes left (a vector step takes eight) end their text a
     /// byte at a time and take the next; when no text is left, the last active lane moves
     /// into the ended one's place, so the active lanes stay the first.
@@ -87,26 +102,17 @@ impl<'t> Lanes<'t> {
                 l += 1;
                 continue;
             }
-            let mut hash = ContentHash {
-                a: self.a[l],
-                b: self.b[l],
-            };
-            hash.update(self.rest[l]);
-            self.out[self.text[l]] = hash;
-            let take = if self.next < self.texts.len() {
+            self.end_text(l);
+            let (text, rest, hash) = if self.next < self.texts.len() {
+                let k = self.next;
                 self.next += 1;
-                (self.next - 1, self.texts[self.next - 1], ContentHash::new())
+                (k, self.texts[k], ContentHash::new())
             } else {
                 self.active -= 1;
                 let last = self.active;
-                let hash = ContentHash {
-                    a: self.a[last],
-                    b: self.b[last],
-                };
-                (self.text[last], self.rest[last], hash)
+                (self.text[last], self.rest[last], self.hash(last))
             };
-            (self.text[l], self.rest[l], self.a[l], self.b[l]) =
-                (take.0, take.1, take.2.a, take.2.b);
+            (self.text[l], self.rest[l], self.a[l], self.b[l]) = (text, rest, hash.a, hash.b);
         }
     }
 
@@ -185,12 +191,7 @@ impl<'t> Lanes<'t> {
     /// Each active lane's text to its end, then every text no lane took, a chain each.
     fn finish_alone(mut self) -> Vec<ContentHash> {
         for l in 0..self.active {
-            let mut hash = ContentHash {
-                a: self.a[l],
-                b: self.b[l],
-            };
-            hash.update(self.rest[l]);
-            self.out[self.text[l]] = hash;
+            self.end_text(l);
         }
         for k in self.next..self.texts.len() {
             let mut hash = ContentHash::new();
