@@ -52,7 +52,8 @@ fn walk(dir: &Path, out: &mut Inputs) -> Result<()> {
     // By name: the paths share their parent, so comparing their bytes orders them by name as
     // comparing them by components would. Names that differ in their first eight bytes are
     // ordered by the key held beside each path; only the rest read the paths' bytes, which lie
-    // scattered over the heap (a directory of 17,401 files sorted in a third of the time).
+    // scattered over the heap. The sort runs before any file is parsed, on one core (README,
+    // import throughput).
     entries.sort_unstable_by(|a, b| {
         a.0.cmp(&b.0)
             .then_with(|| a.1.as_os_str().cmp(b.1.as_os_str()))
