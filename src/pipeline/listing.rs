@@ -44,7 +44,7 @@ fn walk(dir: &Path, out: &mut Inputs) -> Result<()> {
         .map(|e| {
             e.map(|e| {
                 let path = e.path();
-                (name_key(&path.as_os_str().as_encoded_bytes()[name_at..]), path, e.file_type())
+                (name_key(name_in(&path, name_at)), path, e.file_type())
             })
         })
         .collect::<std::io::Result<Vec<_>>>()
@@ -59,7 +59,7 @@ fn walk(dir: &Path, out: &mut Inputs) -> Result<()> {
             .then_with(|| a.1.as_os_str().cmp(b.1.as_os_str()))
     });
     for (_, p, kind) in entries {
-        if is_hidden(&p.as_os_str().as_encoded_bytes()[name_at..]) {
+        if is_hidden(name_in(&p, name_at)) {
             continue;
         }
         // A link (or an entry whose type could not be read) is followed, as `is_dir` does.
@@ -75,6 +75,11 @@ fn walk(dir: &Path, out: &mut Inputs) -> Result<()> {
     }
     out.listed.insert(dir.to_path_buf());
     Ok(())
+}
+
+/// The name in a listed entry's path, which starts at byte `name_at`.
+fn name_in(path: &Path, name_at: usize) -> &[u8] {
+    &path.as_os_str().as_encoded_bytes()[name_at..]
 }
 
 /// A name's first eight bytes as a number that orders names as their bytes do (a shorter
