@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 mod sparse;
 mod word;
 pub use sparse::{Sparse, SparseSlot};
-pub use word::{shared_text, word, Facts, Word};
+pub use word::{shared_text, word, Facts, Flags, Word};
 
 /// The tool families linkperf reads. A run's `tool` column holds [`Tool::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,10 +123,10 @@ pub struct CommandLine {
     /// Wrapper prefixes such as `numactl -i 1` or `taskset -c 16-23`, in order.
     pub wrappers: Vec<String>,
     /// The program name (basename), e.g. `ib_write_bw`.
-    pub program: String,
+    pub program: Word,
     /// Flags by their canonical long name (`device`, `all`, `report_gbits`, `iters`, ...).
     /// Flags without a value map to `"true"`.
-    pub flags: BTreeMap<String, String>,
+    pub flags: Flags,
     /// The peer address (server to connect to), when the command names one.
     pub peer: Option<String>,
     /// What the output was piped through, e.g. `grep SUM`.

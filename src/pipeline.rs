@@ -77,7 +77,7 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
     // Whether a log may have a counters file: not when its directory was listed without one.
     let may_have_counters = |source: &str| {
         let log = Path::new(source);
-        match (options.listed_dirs, log.parent()) {
+        match (options.listed_dirs, directory_of(source)) {
             (Some(listed), Some(dir)) if listed.contains(dir) => {
                 !sidecars.is_empty() && sidecars.contains(counters::sidecar_path(log).as_path())
             }
@@ -176,6 +176,15 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
         (None, _) => None,
     };
     Ok(out)
+}
+
+/// The directory a log's path names, as `Path::parent` finds it for the path of a file (which
+/// never ends in a separator, `.` or `..`): the text before the last `/`, `None` without one
+/// (where `Path::parent` gives the empty path, which no listing lists). `Path::parent` takes
+/// the path apart into components from the end, twice, for every file an import reads.
+fn directory_of(source: &str) -> Option<&Path> {
+    let slash = memchr::memrchr(b'/', source.as_bytes())?;
+    Some(Path::new(if slash == 0 { "/" } else { &source[..slash] }))
 }
 
 /// The inputs split into logs and counters files, which are read with their logs

@@ -40,7 +40,7 @@ fn setup(run: &Run, platform: &Platform) -> String {
     key.push('|');
     let flags = run.command.as_ref().map(|c| &c.flags).into_iter().flatten();
     let mut first = true;
-    for (k, v) in flags.filter(|(k, _)| !matches!(k.as_str(), "all" | "size" | "iters" | "duration")) {
+    for (k, v) in flags.filter(|(k, _)| !matches!(k.as_ref(), "all" | "size" | "iters" | "duration")) {
         if !first {
             key.push(' ');
         }
@@ -228,7 +228,7 @@ mod tests {
             .command
             .iter()
             .flat_map(|c| &c.flags)
-            .filter(|(k, _)| !matches!(k.as_str(), "all" | "size" | "iters" | "duration"))
+            .filter(|(k, _)| !matches!(k.as_ref(), "all" | "size" | "iters" | "duration"))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         [
@@ -262,7 +262,7 @@ mod tests {
         };
         let flags = [("all", "true"), ("bidirectional", "true"), ("size", "65536"), ("tx-depth", "128")];
         full.command = Some(CommandLine {
-            flags: flags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            flags: flags.iter().map(|&(k, v)| (k.into(), v.into())).collect(),
             ..CommandLine::default()
         });
         let mut platform = Platform::new();

@@ -4,31 +4,49 @@
 
 use super::Nothing;
 use crate::ingest::common::TrimWs;
-use crate::model::{CommandLine, Tool};
+use crate::model::{word, CommandLine, Flags, Tool, Word};
+use options::{
+    flag_name, LONG_FLAGS, PERFTEST_LONG_VALUE, PERFTEST_SWITCH, PERFTEST_VALUE, QPERF_VALUE,
+    QPERF_VERBOSE, TRUE,
+};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+
+mod options;
 
 /// Programs linkperf knows how to read, by family.
 pub fn tool_family(program: &str) -> Option<Tool> {
-    Some(match program {
-        "ib_send_bw"
-        | "ib_read_bw"
-        | "ib_write_bw"
-        | "ib_atomic_bw"
-        | "ib_send_lat"
-        | "ib_read_lat"
-        | "ib_write_lat"
-        | "ib_atomic_lat"
-        | "raw_ethernet_bw"
-        | "raw_ethernet_lat"
-        | "raw_ethernet_burst_lat"
-        | "raw_ethernet_fs_rate" => Tool::Perftest,
-        "iperf" => Tool::Iperf2,
-        "iperf3" => Tool::Iperf3,
-        "qperf" => Tool::Qperf,
-        "ibping" => Tool::Ibping,
-        "ibv_devinfo" | "ibv_devices" | "ibstat" | "rdma" => Tool::DevInfo,
-        _ => return None,
+    known_program(program).map(|(_, tool)| tool)
+}
+
+/// The name of a program of [`tool_family`] as the program holds it, and its family: a
+/// command line's `program` borrows it instead of copying the word.
+fn known_program(program: &str) -> Option<(&'static str, Tool)> {
+    macro_rules! programs {
+        ($($tool:ident: $($name:literal)|+;)*) => {
+            match program {
+                $($($name => ($name, Tool::$tool),)+)*
+                _ => return None,
+            }
+        };
+    }
+    Some(programs! {
+        Perftest: "ib_send_bw"
+            | "ib_read_bw"
+            | "ib_write_bw"
+            | "ib_atomic_bw"
+            | "ib_send_lat"
+            | "ib_read_lat"
+            | "ib_write_lat"
+            | "ib_atomic_lat"
+            | "raw_ethernet_bw"
+            | "raw_ethernet_lat"
+            | "raw_ethernet_burst_lat"
+            | "raw_ethernet_fs_rate";
+        Iperf2: "iperf";
+        Iperf3: "iperf3";
+        Qperf: "qperf";
+        Ibping: "ibping";
+        DevInfo: "ibv_devinfo" | "ibv_devices" | "ibstat" | "rdma";
     })
 }
 
@@ -84,9 +102,56 @@ pub fn help_or_version_text(lines: &[&str]) -> Option<Nothing> {
 /// line where it has no quote (most command lines), so a word costs no copy until it is kept.
 fn words(line: &str) -> Vec<Cow<'_, str>> {
     if memchr::memchr2(b'\'', b'"', line.as_bytes()).is_none() {
-        return line.split_whitespace().map(Cow::Borrowed).collect();
+        // Room for a command line's words at once: collected from an iterator that cannot
+        // tell its length, the vector grew three times for a typical line.
+        let mut words = Vec::with_capacity(16);
+        words.extend(split_words(line).map(Cow::Borrowed));
+        return words;
     }
     quoted_words(line).into_iter().map(Cow::Owned).collect()
+}
+
+/// `line.split_whitespace()`, the words found byte by byte when the line is ASCII (a command
+/// line almost always is): no character decoded and looked up in the Unicode table.
+fn split_words(line: &str) -> Words<'_> {
+    if line.is_ascii() {
+        Words::Ascii { line, at: 0 }
+    } else {
+        Words::Unicode(line.split_whitespace())
+    }
+}
+
+/// The iterator of [`split_words`].
+enum Words<'a> {
+    Ascii { line: &'a str, at: usize },
+    Unicode(std::str::SplitWhitespace<'a>),
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let (line, at) = match self {
+            Words::Unicode(words) => return words.next(),
+            Words::Ascii { line, at } => (*line, at),
+        };
+        // The ASCII characters `char::is_whitespace` is true of (a vertical tab among them,
+        // which `split_ascii_whitespace` does not split at).
+        let blank = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        let b = line.as_bytes();
+        while *at < b.len() && blank(b[*at]) {
+            *at += 1;
+        }
+        if *at == b.len() {
+            return None;
+        }
+        let start = *at;
+        while *at < b.len() && !blank(b[*at]) {
+            *at += 1;
+        }
+        // ASCII: every byte starts a character.
+        Some(&line[start..*at])
+    }
 }
 
 /// [`words`] character by character.
@@ -156,8 +221,8 @@ fn wrapper_value_opts(program: &str) -> Option<&'static [&'static str]> {
 /// alone: a bare `# text` line is a prompt only when it runs a tool, and most are comments
 /// that need not be taken apart. True when unsure (a quoted or redirecting first word).
 pub fn may_run_a_tool(raw: &str) -> bool {
-    let before_pipe = raw.split('|').next().unwrap_or_default();
-    let Some(first) = before_pipe.split_whitespace().next() else {
+    let before_pipe = before_pipe(raw);
+    let Some(first) = split_words(before_pipe).next() else {
         return false;
     };
     if first.contains(['\'', '"'])
@@ -177,21 +242,22 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
     if raw.is_empty() {
         return None;
     }
-    let (cmd, pipe) = match raw.split_once('|') {
-        Some((c, p)) => (c, Some(p.trim_ws().to_string()).filter(|p| !p.is_empty())),
-        None => (raw, None),
-    };
+    let cmd = before_pipe(raw);
+    let pipe = raw
+        .get(cmd.len() + 1..)
+        .map(TrimWs::trim_ws)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string);
     let mut ws = words(cmd);
     // Redirections are not arguments.
     ws.retain(|w| !is_redirection(w));
     let mut wrappers = Vec::new();
     let i = skip_wrappers(&ws, |range| wrappers.push(ws[range].join(" ")));
-    let program = ws
-        .get(i)
-        .map(|p| basename(p).to_string())
-        .unwrap_or_default();
+    let name = ws.get(i).map_or("", |p| basename(p));
+    let known = known_program(name);
+    let program = known.map_or_else(|| Word::Owned(name.to_string()), |(p, _)| p.into());
     let args = ws.get(i + 1..).unwrap_or(&[]);
-    let (flags, peer) = match tool_family(&program) {
+    let (flags, peer) = match known.map(|(_, tool)| tool) {
         Some(Tool::Perftest) => perftest_args(args),
         Some(Tool::Qperf) => qperf_args(args),
         Some(Tool::Iperf2 | Tool::Iperf3) => {
@@ -200,7 +266,7 @@ pub fn parse(raw: &str) -> Option<CommandLine> {
                 .get("-c")
                 .or_else(|| flags.get("--client"))
                 .filter(|v| *v != "true")
-                .cloned();
+                .map(|v| v.to_string());
             (flags, peer)
         }
         _ => generic_args(args),
@@ -222,15 +288,12 @@ pub fn program(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
     if raw.is_empty() {
         return None;
     }
-    let cmd = raw.split_once('|').map_or(raw, |(c, _)| c);
+    let cmd = before_pipe(raw);
     if memchr::memchr2(b'\'', b'"', cmd.as_bytes()).is_some() {
-        return parse(raw).map(|c| c.program.into());
+        return parse(raw).map(|c| c.program);
     }
     // Unquoted: the words borrowed from the line, as `words` would copy them.
-    let ws: Vec<&str> = cmd
-        .split_whitespace()
-        .filter(|w| !is_redirection(w))
-        .collect();
+    let ws: Vec<&str> = split_words(cmd).filter(|w| !is_redirection(w)).collect();
     let i = skip_wrappers(&ws, |_| {});
     Some(ws.get(i).map_or("", |p| basename(p)).into())
 }
@@ -281,126 +344,17 @@ fn skip_wrappers<W: AsRef<str>>(
 }
 
 fn basename(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
+    memchr::memrchr(b'/', p.as_bytes()).map_or(p, |slash| &p[slash + 1..])
 }
 
-/// perftest short options that take a value, with their canonical long names.
-const PERFTEST_VALUE: &[(&str, &str)] = &[
-    ("-d", "ib-dev"),
-    ("-i", "ib-port"),
-    ("-m", "mtu"),
-    ("-c", "connection"),
-    ("-s", "size"),
-    ("-n", "iters"),
-    ("-q", "qp"),
-    ("-t", "tx-depth"),
-    ("-r", "rx-depth"),
-    ("-p", "port"),
-    ("-u", "qp-timeout"),
-    ("-S", "sl"),
-    ("-x", "gid-index"),
-    ("-D", "duration"),
-    ("-f", "margin"),
-    ("-l", "post_list"),
-    ("-Q", "cq-mod"),
-    ("-I", "inline_size"),
-    ("-o", "outs"),
-    ("-E", "dest_mac"),
-    ("-B", "source_mac"),
-    ("-J", "dest_ip"),
-    ("-j", "source_ip"),
-    ("-K", "dest_port"),
-    ("-k", "source_port"),
-    ("-T", "tos"),
-    ("-L", "hop_limit"),
-    ("-w", "limit_bw"),
-    ("-y", "limit_msgrate"),
-    ("-W", "report-counters"),
-    ("-X", "vector"),
-    ("-g", "mcg"),
-    ("-M", "MGID"),
-    ("-A", "atomic_type"),
-    ("-Y", "raw_ipv6"),
-];
-
-/// perftest short options without a value.
-const PERFTEST_SWITCH: &[(&str, &str)] = &[
-    ("-a", "all"),
-    ("-b", "bidirectional"),
-    ("-F", "CPU-freq"),
-    ("-N", "noPeak"),
-    ("-R", "rdma_cm"),
-    ("-e", "events"),
-    ("-z", "com_rdma_cm"),
-    ("-O", "dualport"),
-    ("-C", "report-cycles"),
-    ("-H", "report-histogram"),
-    ("-U", "report-unsorted"),
-    ("-Z", "server"),
-    ("-P", "client"),
-    ("-h", "help"),
-    ("-V", "version"),
-    ("-G", "use_rss"),
-    ("-v", "mac_fwd"),
-];
-
-/// perftest long options that take a value (as a separate word or after `=`).
-const PERFTEST_LONG_VALUE: &[&str] = &[
-    "ib-dev",
-    "ib-port",
-    "mtu",
-    "connection",
-    "size",
-    "iters",
-    "qp",
-    "tx-depth",
-    "rx-depth",
-    "port",
-    "qp-timeout",
-    "sl",
-    "gid-index",
-    "duration",
-    "margin",
-    "post_list",
-    "recv_post_list",
-    "cq-mod",
-    "inline_size",
-    "outs",
-    "dest_mac",
-    "source_mac",
-    "dest_ip",
-    "source_ip",
-    "dest_port",
-    "source_port",
-    "tos",
-    "hop_limit",
-    "limit_bw",
-    "limit_msgrate",
-    "out_json_file",
-    "mmap",
-    "mmap-offset",
-    "use_cuda",
-    "use_rocm",
-    "flows",
-    "burst_size",
-    "rate_limit",
-    "rate_units",
-    "rate_limit_type",
-    "output",
-    "dlid",
-    "wait_destroy",
-    "retry_count",
-    "atomic_type",
-    "server_ip",
-    "client_ip",
-    "payload_file_path",
-    "vlan_pcp",
-    "vlan_en",
-];
+/// The command before the first `|` of `raw` (all of it without one).
+fn before_pipe(raw: &str) -> &str {
+    memchr::memchr(b'|', raw.as_bytes()).map_or(raw, |bar| &raw[..bar])
+}
 
 /// Long options people abbreviate (getopt_long accepts unambiguous prefixes): the seeds use
 /// `--report_gbit` for `--report_gbits`.
-fn canonical_long(name: &str) -> String {
+fn canonical_long(name: &str) -> Word {
     const FULL: &[&str] = &[
         "report_gbits",
         "report-both",
@@ -409,14 +363,14 @@ fn canonical_long(name: &str) -> String {
     ];
     for full in FULL {
         if name.len() >= 8 && full.starts_with(name) {
-            return (*full).to_string();
+            return Word::Borrowed(full);
         }
     }
-    name.to_string()
+    word(name, PERFTEST_LONG_VALUE)
 }
 
-fn perftest_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String>) {
-    let mut flags = BTreeMap::new();
+fn perftest_args(args: &[Cow<'_, str>]) -> (Flags, Option<String>) {
+    let mut flags = Flags::new();
     let mut peer = None;
     let mut i = 0;
     while i < args.len() {
@@ -424,16 +378,16 @@ fn perftest_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<Str
         i += 1;
         if let Some(long) = a.strip_prefix("--") {
             let (name, value) = match long.split_once('=') {
-                Some((n, v)) => (canonical_long(n), Some(v.to_string())),
+                Some((n, v)) => (canonical_long(n), Some(Word::Owned(v.to_string()))),
                 None => (canonical_long(long), None),
             };
             let value = match value {
                 Some(v) => v,
-                None if PERFTEST_LONG_VALUE.contains(&name.as_str()) && i < args.len() => {
+                None if PERFTEST_LONG_VALUE.contains(&name.as_ref()) && i < args.len() => {
                     i += 1;
-                    args[i - 1].to_string()
+                    Word::Owned(args[i - 1].to_string())
                 }
-                None => "true".to_string(),
+                None => TRUE,
             };
             flags.insert(name, value);
         } else if a.starts_with('-') && a.len() >= 2 {
@@ -450,19 +404,19 @@ fn perftest_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<Str
                 } else {
                     String::new()
                 };
-                flags.insert((*name).to_string(), value);
+                flags.insert(Word::Borrowed(name), Word::Owned(value));
             } else {
                 // Switches may be bundled (`-aF`).
+                let mut short = [0; 5];
+                short[0] = b'-';
                 for ch in a[1..].chars() {
-                    let mut short = String::with_capacity(1 + ch.len_utf8());
-                    short.push('-');
-                    short.push(ch);
+                    let len = 1 + ch.encode_utf8(&mut short[1..]).len();
+                    let short = std::str::from_utf8(&short[..len]).expect("a dash and a char");
                     let name = PERFTEST_SWITCH
                         .iter()
                         .find(|(s, _)| *s == short)
-                        .map(|(_, n)| (*n).to_string())
-                        .unwrap_or(short);
-                    flags.insert(name, "true".to_string());
+                        .map_or_else(|| flag_name(short, &[]), |(_, n)| Word::Borrowed(n));
+                    flags.insert(name, TRUE);
                 }
             }
         } else {
@@ -472,16 +426,10 @@ fn perftest_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<Str
     (flags, peer)
 }
 
-/// qperf options that take a value (`qperf --help options`).
-const QPERF_VALUE: &[&str] = &[
-    "-ar", "-ca", "-cm", "-cp", "-e", "-f", "-fl", "-i", "-ip", "-lp", "-m", "-mt", "-n", "-o",
-    "-oo", "-r", "-sr", "-t", "-to", "-ts", "-ul", "-uu", "-ub", "-lp", "-rm", "-sm", "-sl",
-];
-
 /// qperf: `qperf [options] HOST test...`; the first bare word that is not a test is the host.
 /// Test names are kept, comma-separated, under `tests`.
-fn qperf_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String>) {
-    let mut flags = BTreeMap::new();
+fn qperf_args(args: &[Cow<'_, str>]) -> (Flags, Option<String>) {
+    let mut flags = Flags::new();
     let mut peer = None;
     let mut tests = Vec::new();
     let mut i = 0;
@@ -493,11 +441,15 @@ fn qperf_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String
             let takes = QPERF_VALUE.contains(&a.as_ref()) && !matches!(a.as_ref(), "-ub" | "-uu");
             let value = if takes && i < args.len() {
                 i += 1;
-                args[i - 1].to_string()
+                Word::Owned(args[i - 1].to_string())
             } else {
-                "true".to_string()
+                TRUE
             };
-            flags.insert(a.to_string(), value);
+            let name = match QPERF_VERBOSE.iter().find(|v| **v == a.as_ref()) {
+                Some(v) => Word::Borrowed(v),
+                None => flag_name(a, QPERF_VALUE),
+            };
+            flags.insert(name, value);
         } else if is_qperf_test(a) {
             tests.push(a.to_string());
         } else if peer.is_none() {
@@ -507,7 +459,7 @@ fn qperf_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String
         }
     }
     if !tests.is_empty() {
-        flags.insert("tests".into(), tests.join(","));
+        flags.insert(Word::Borrowed("tests"), Word::Owned(tests.join(",")));
     }
     (flags, peer)
 }
@@ -524,8 +476,8 @@ pub fn is_qperf_test(word: &str) -> bool {
 
 /// Flags of tools without an option table here: each `-x value` pair is kept as written, a
 /// flag followed by another flag maps to `"true"`.
-fn generic_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<String>) {
-    let mut flags = BTreeMap::new();
+fn generic_args(args: &[Cow<'_, str>]) -> (Flags, Option<String>) {
+    let mut flags = Flags::new();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -534,11 +486,11 @@ fn generic_args(args: &[Cow<'_, str>]) -> (BTreeMap<String, String>, Option<Stri
             let value = match args.get(i) {
                 Some(v) if !v.starts_with('-') => {
                     i += 1;
-                    v.to_string()
+                    Word::Owned(v.to_string())
                 }
-                _ => "true".to_string(),
+                _ => TRUE,
             };
-            flags.insert(a.to_string(), value);
+            flags.insert(flag_name(a, LONG_FLAGS), value);
         }
     }
     (flags, None)

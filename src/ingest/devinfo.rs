@@ -232,7 +232,7 @@ fn sysfs(all: FileLines, range: std::ops::Range<usize>, devices: &mut Devices) {
 /// Parses one block of device information into one draft per device.
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> {
     let (source, all, range, command) = block.parts();
-    let program = command.map(|c| c.program.as_str());
+    let program = command.map(|c| c.program.as_ref());
     let text = &all[range.clone()];
     let mut devices = Devices::default();
     let test = match program {

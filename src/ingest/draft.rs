@@ -347,7 +347,7 @@ pub fn finish_run_without_id(
             draft.tool == Tool::Perftest
                 && super::command::tool_family(&c.program) == Some(Tool::Perftest)
         })
-        .map(|c| c.program.clone());
+        .map(|c| c.program.to_string());
     let test = command_test
         .or(draft.test)
         .or(draft.test_hint)

@@ -38,7 +38,7 @@ pub struct Prompt<C = CommandLine> {
 
 /// Recognises a prompt line.
 pub fn prompt(line: &str) -> Option<Prompt> {
-    prompt_read(line, command::parse, |c: &CommandLine| c.program.as_str())
+    prompt_read(line, command::parse, |c: &CommandLine| c.program.as_ref())
 }
 
 /// Recognises a prompt line as [`prompt`] does, reading only the program of its command.
@@ -269,7 +269,9 @@ mod tests {
     use super::*;
 
     fn prog(line: &str) -> Option<String> {
-        prompt(line).and_then(|p| p.command).map(|c| c.program)
+        prompt(line)
+            .and_then(|p| p.command)
+            .map(|c| c.program.into_owned())
     }
 
     #[test]
@@ -416,7 +418,10 @@ mod tests {
                 (w.start, w.end, w.output_start, &w.host),
                 (l.start, l.end, l.output_start, &l.host)
             );
-            assert_eq!(w.command.as_ref().map(|c| &c.program), l.command.as_ref());
+            assert_eq!(
+                w.command.as_ref().map(|c| c.program.as_ref()),
+                l.command.as_deref()
+            );
             assert_eq!(format!("{:?}", w.command), format!("{:?}", read.command));
             commands += usize::from(w.command.is_some());
         }

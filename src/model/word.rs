@@ -12,6 +12,11 @@ pub type Word = Cow<'static, str>;
 /// What a tool printed about a run's setup: key → value as printed.
 pub type Facts = BTreeMap<Word, String>;
 
+/// A command line's flags: name → value as typed, `"true"` for a flag without one. The names
+/// linkperf knows and the `"true"` of a switch are borrowed: a command line is taken apart
+/// for every run an import reads, and an owned copy of each name was an allocation and a free.
+pub type Flags = BTreeMap<Word, Word>;
+
 /// `text` as a [`Word`]: borrowed when `known` holds it, else an owned copy.
 pub fn word(text: &str, known: &[&'static str]) -> Word {
     match known.iter().find(|k| **k == text) {

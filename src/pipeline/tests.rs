@@ -1,4 +1,5 @@
-//! A bench session's stored runs are its log read back: rows, units, samples, intervals.
+//! A bench session's stored runs are its log read back: rows, units, samples, intervals; and the
+//! directory a log's counters file is looked for in.
 
 use super::*;
 use crate::benchlog::write::render_test;
@@ -165,4 +166,26 @@ fn an_imported_log_is_the_stored_run() {
         let sm: Vec<_> = s.measurements.iter().map(strip).collect();
         assert_eq!(sm, i.measurements);
     }
+}
+
+/// `directory_of` names the directory `Path::parent` names for a file's path, as paths compare
+/// (and hash): component by component.
+#[test]
+fn directory_of_a_file_is_its_parent() {
+    for path in [
+        "fixtures/iperf3/x.txt",
+        "/x.txt",
+        "/var/tmp/corp/btcp/000001-iperf2-udp-client.txt",
+        "a//b.txt",
+        "./b.txt",
+        "a/./b.txt",
+        "../a/b.txt",
+        "dir with space/é.txt",
+    ] {
+        let parent = Path::new(path).parent();
+        assert_eq!(super::directory_of(path), parent, "{path}");
+    }
+    // No separator: `Path::parent` gives the empty path, which no directory listing lists.
+    assert_eq!(Path::new("x.txt").parent(), Some(Path::new("")));
+    assert_eq!(super::directory_of("x.txt"), None);
 }

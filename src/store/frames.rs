@@ -6,7 +6,6 @@ use crate::columns::{POINT_COLUMNS, RUN_COLUMNS};
 use crate::model::{CommandLine, CounterDelta, Measurement, Run};
 use anyhow::{Context, Result};
 use polars::prelude::{Column, DataFrame};
-use std::collections::BTreeMap;
 
 /// Version of the layout below; bumped on any incompatible change. Version 1 kept one batch
 /// directory per import under `batches/` and had no `run_seq` or `label:*` columns.
@@ -44,7 +43,7 @@ pub fn runs_frame(runs: &[Run], seqs: &[u64], imported_at: &[i64]) -> Result<Dat
     );
     columns.extend([
         Column::new("command".into(), cmd(&|c| Some(c.raw.clone()))),
-        Column::new("program".into(), cmd(&|c| Some(c.program.clone()))),
+        Column::new("program".into(), cmd(&|c| Some(c.program.to_string()))),
         Column::new("wrappers".into(), cmd(&|c| Some(json(&c.wrappers)))),
         Column::new("flags".into(), cmd(&|c| Some(json(&c.flags)))),
         Column::new("peer".into(), cmd(&|c| c.peer.clone())),
@@ -175,13 +174,13 @@ pub fn runs_from_frame(df: &DataFrame) -> Result<Vec<Run>> {
         let raw = command.next().flatten();
         let prog = program.next().flatten();
         let wr: Vec<String> = parse_json(wrappers.next().flatten())?;
-        let fl: BTreeMap<String, String> = parse_json(flags.next().flatten())?;
+        let fl: crate::model::Flags = parse_json(flags.next().flatten())?;
         let pe = peer.next().flatten();
         let pi = pipe.next().flatten();
         run.command = raw.map(|raw| CommandLine {
             raw,
             wrappers: wr,
-            program: prog.unwrap_or_default(),
+            program: prog.unwrap_or_default().into(),
             flags: fl,
             peer: pe,
             pipe: pi,
@@ -438,7 +437,7 @@ mod tests {
                 raw: "iperf -s".into(),
                 wrappers: vec!["taskset -c 1".into()],
                 program: "iperf".into(),
-                flags: [("-s".to_string(), "true".to_string())].into(),
+                flags: [("-s".into(), "true".into())].into(),
                 peer: None,
                 pipe: Some("grep SUM".into()),
             }),

@@ -1,16 +1,72 @@
 use super::*;
 
 #[test]
-fn words_without_quotes_split_as_the_quote_reader_splits_them() {
+fn words_without_quotes_split_as_the_quote_reader_and_split_whitespace_split_them() {
     let mut lines = crate::ingest::fixture_lines_with(&["fixtures"], "");
-    lines.extend(["a\u{3000}b\tc  d ", "", "   ", "-x\u{85}y"].map(String::from));
+    lines.extend(
+        [
+            "a\u{3000}b\tc  d ",
+            "",
+            "   ",
+            "-x\u{85}y",
+            // Whitespace to `split_whitespace` that `split_ascii_whitespace` does not split
+            // at (a vertical tab, a no-break space), and the ASCII whitespace both split at.
+            "ib_write_bw\u{b}-a -d\u{a0}mlx5_0",
+            "iperf3 -c\x0c10.0.0.1\r-t 3\n-i 1\t-J",
+        ]
+        .map(String::from),
+    );
     let mut checked = 0;
     for line in lines.iter().filter(|l| !l.contains(['\'', '"'])) {
         assert_eq!(words(line), quoted_words(line), "{line:?}");
+        assert!(split_words(line).eq(line.split_whitespace()), "{line:?}");
         assert!(words(line).iter().all(|w| matches!(w, Cow::Borrowed(_))));
         checked += 1;
     }
     assert!(checked > 1000, "{checked}");
+}
+
+/// A flag's name is borrowed when linkperf knows it (every short flag of a printable ASCII
+/// character, the option tables' names, `"true"`) and reads as the text typed either way.
+#[test]
+fn known_flag_names_are_borrowed() {
+    let line = "ib_write_bw -d mlx5_0 -aF --report_gbit --size=64 --no_such_flag=1 -é ";
+    let perftest = parse(line).expect("a command");
+    let names: Vec<&str> = perftest.flags.keys().map(|k| k.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "-é",
+            "CPU-freq",
+            "all",
+            "ib-dev",
+            "no_such_flag",
+            "report_gbits",
+            "size"
+        ]
+    );
+    let iperf = parse("iperf3 -c 10.0.0.1 -t 3 --json-stream --zz -R").expect("a command");
+    let qperf = parse("qperf -vvu -t 5 -oo msg_size:1 -vq h tcp_bw").expect("a command");
+    for c in [&perftest, &iperf, &qperf] {
+        for (k, v) in &c.flags {
+            let owned = matches!(k.as_ref(), "no_such_flag" | "-é" | "--zz" | "-vq");
+            assert_eq!(matches!(k, Cow::Owned(_)), owned, "{k}");
+            assert!(v != "true" || matches!(v, Cow::Borrowed(_)), "{k}");
+        }
+        assert!(matches!(c.program, Cow::Borrowed(_)), "{}", c.program);
+    }
+    assert_eq!(iperf.flags["--json-stream"], "true");
+    assert_eq!(iperf.flags["-t"], "3");
+    assert_eq!(qperf.flags["-vvu"], "true");
+    for c in '!'..='~' {
+        let flag = format!("-{c}");
+        let name = options::flag_name(&flag, &[]);
+        assert!(matches!(name, Cow::Borrowed(_)) && name == flag, "{flag}");
+    }
+    assert!(matches!(
+        parse("ib_write_bw2 -a").unwrap().program,
+        Cow::Owned(_)
+    ));
 }
 
 /// `program` finds the program `parse` finds, on every line of the fixtures (prompts, output
@@ -35,7 +91,7 @@ fn program_alone_is_the_program_parse_finds() {
     let mut programs = 0;
     for line in &lines {
         let parsed = parse(line).map(|c| c.program);
-        assert_eq!(program(line).map(|p| p.into_owned()), parsed, "{line:?}");
+        assert_eq!(program(line), parsed, "{line:?}");
         programs += usize::from(parsed.is_some_and(|p| tool_family(&p).is_some()));
     }
     assert!(programs > 40, "{programs}");

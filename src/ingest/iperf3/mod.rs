@@ -290,7 +290,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Vec<RunDraft> 
     let mut udp = flag("-u").is_some();
     let title = flag("-T")
         .or(flag("--title"))
-        .map(String::as_str)
+        .map(|t| t.as_ref())
         .or_else(|| title_of(&all[range.clone()]));
     let mut facts = BTreeMap::new();
     if let Some(t) = title {

@@ -49,7 +49,7 @@ pub fn apply_command(run: &mut crate::model::Run) {
         };
     }
     if run.device.is_none() {
-        run.device = cmd.flags.get("ib-dev").cloned();
+        run.device = cmd.flags.get("ib-dev").map(|d| d.to_string());
     }
     // Without -H/-U only the command line tells that the latencies are cycles.
     if cmd.flags.contains_key("report-cycles") && latency_in_cycles(&mut run.measurements) {

@@ -28,7 +28,7 @@ const SWEEP: std::ops::RangeInclusive<u32> = 1..=23;
 pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<RunDraft>> {
     let (source, all, range, command) = block.parts();
     let c = command?;
-    let output = match c.flags.get("output")?.as_str() {
+    let output = match c.flags.get("output")?.as_ref() {
         "bandwidth" if c.flags.contains_key("report_gbits") => {
             Output::Bandwidth(BwUnit::PerftestGbps)
         }
@@ -63,7 +63,7 @@ pub fn parse_block(block: &Block, problems: &mut Vec<Problem>) -> Option<Vec<Run
         .map(|(&(i, v), size)| output.row(i, all[i], v, size))
         .collect::<Vec<_>>();
     Some(vec![RunDraft {
-        test_hint: Some(c.program.clone()),
+        test_hint: Some(c.program.to_string()),
         status: status_of(!rows.is_empty(), !errors.is_empty()),
         facts: [("output".into(), output.name().to_string())].into(),
         notes,
