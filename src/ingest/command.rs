@@ -4,7 +4,7 @@
 
 use super::Nothing;
 use crate::ingest::common::TrimWs;
-use crate::model::{word, CommandLine, Flags, Tool, Word};
+use crate::model::{CommandLine, Flags, Tool, Word};
 use options::{
     flag_name, LONG_FLAGS, PERFTEST_LONG_VALUE, PERFTEST_SWITCH, PERFTEST_VALUE, QPERF_VALUE,
     QPERF_VERBOSE, TRUE,
@@ -353,8 +353,9 @@ fn before_pipe(raw: &str) -> &str {
 }
 
 /// Long options people abbreviate (getopt_long accepts unambiguous prefixes): the seeds use
-/// `--report_gbit` for `--report_gbits`.
-fn canonical_long(name: &str) -> Word {
+/// `--report_gbit` for `--report_gbits`. Also whether the option takes a value: the name is
+/// found in [`PERFTEST_LONG_VALUE`] once, for both.
+fn canonical_long(name: &str) -> (Word, bool) {
     const FULL: &[&str] = &[
         "report_gbits",
         "report-both",
@@ -363,10 +364,13 @@ fn canonical_long(name: &str) -> Word {
     ];
     for full in FULL {
         if name.len() >= 8 && full.starts_with(name) {
-            return Word::Borrowed(full);
+            return (Word::Borrowed(full), false);
         }
     }
-    word(name, PERFTEST_LONG_VALUE)
+    match PERFTEST_LONG_VALUE.iter().find(|k| **k == name) {
+        Some(k) => (Word::Borrowed(k), true),
+        None => (Word::Owned(name.to_string()), false),
+    }
 }
 
 fn perftest_args(args: &[Cow<'_, str>]) -> (Flags, Option<String>) {
@@ -377,13 +381,13 @@ fn perftest_args(args: &[Cow<'_, str>]) -> (Flags, Option<String>) {
         let a = &args[i];
         i += 1;
         if let Some(long) = a.strip_prefix("--") {
-            let (name, value) = match long.split_once('=') {
+            let ((name, takes), value) = match long.split_once('=') {
                 Some((n, v)) => (canonical_long(n), Some(Word::Owned(v.to_string()))),
                 None => (canonical_long(long), None),
             };
             let value = match value {
                 Some(v) => v,
-                None if PERFTEST_LONG_VALUE.contains(&name.as_ref()) && i < args.len() => {
+                None if takes && i < args.len() => {
                     i += 1;
                     Word::Owned(args[i - 1].to_string())
                 }
@@ -438,16 +442,17 @@ fn qperf_args(args: &[Cow<'_, str>]) -> (Flags, Option<String>) {
         i += 1;
         if a.starts_with('-') {
             // -ub/-uu are switches in qperf 0.4.11 despite their look; -oo takes a value.
-            let takes = QPERF_VALUE.contains(&a.as_ref()) && !matches!(a.as_ref(), "-ub" | "-uu");
+            let known = QPERF_VALUE.iter().find(|v| **v == a.as_ref());
+            let takes = known.is_some() && !matches!(a.as_ref(), "-ub" | "-uu");
             let value = if takes && i < args.len() {
                 i += 1;
                 Word::Owned(args[i - 1].to_string())
             } else {
                 TRUE
             };
-            let name = match QPERF_VERBOSE.iter().find(|v| **v == a.as_ref()) {
+            let name = match known.or_else(|| QPERF_VERBOSE.iter().find(|v| **v == a.as_ref())) {
                 Some(v) => Word::Borrowed(v),
-                None => flag_name(a, QPERF_VALUE),
+                None => flag_name(a, &[]),
             };
             flags.insert(name, value);
         } else if is_qperf_test(a) {
