@@ -279,6 +279,7 @@ pub fn bench_run(
 
 mod fd_table;
 mod listing;
+mod open_in_dir;
 pub mod parallel;
 mod tally;
 #[cfg(test)]

@@ -18,14 +18,14 @@ pub struct Decoded<'a> {
 impl Decoded<'_> {
     /// The lines without terminators; index + 1 is the file's line number.
     pub fn lines(&self) -> Vec<&str> {
-        // `split('\n')`, with the vector search of `memchr` (the std searcher is bytewise here).
+        // `split('\n')`, with a search of its own (the std searcher is bytewise here).
         let text: &str = &self.text;
         let mut lines = Vec::with_capacity(text.len() / 48 + 1);
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        newlines::each(text.as_bytes(), |end| {
             lines.push(&text[start..end]);
             start = end + 1;
-        }
+        });
         lines.push(&text[start..]);
         // A final newline does not start another line.
         if lines.last().is_some_and(|l| l.is_empty()) {
@@ -175,6 +175,8 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
     }
     Cow::Owned(out)
 }
+
+mod newlines;
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@
 //! ([`ingest::stream`]): its first pass runs on a worker like any file, then its pieces are
 //! parsed on every core, in the same window, and handed over in order.
 
+use super::open_in_dir::Opener;
 use crate::ingest::stream::{self, Plan};
 use crate::ingest::{self, draft, FileResult};
 use anyhow::{Context, Result};
@@ -107,8 +108,9 @@ fn read_files<T>(
     let mut out: Vec<Option<Result<Read<T>>>> = Vec::with_capacity(paths.len());
     let mut waiting = Vec::new();
     let mut texts = 0;
+    let mut opener = Opener::default();
     for path in paths {
-        let read = match read_or_plan(path, sizes, threads) {
+        let read = match read_or_plan(&mut opener, path, sizes, threads) {
             Ok(Unprepared::Whole {
                 source,
                 size,
@@ -169,11 +171,16 @@ enum Unprepared {
 }
 
 /// Reads a file whole, or plans reading it in pieces when it is large.
-fn read_or_plan(path: &Path, sizes: stream::Sizes, threads: usize) -> Result<Unprepared> {
+fn read_or_plan(
+    opener: &mut Opener,
+    path: &Path,
+    sizes: stream::Sizes,
+    threads: usize,
+) -> Result<Unprepared> {
     let source = source_name(path);
     let cannot = || format!("{source}: cannot read");
     // One open and one stat per file: a tree of many small logs costs its system calls.
-    let mut file = std::fs::File::open(path).with_context(cannot)?;
+    let mut file = opener.open(path).with_context(cannot)?;
     let size = file.metadata().with_context(cannot)?.len();
     if size >= sizes.from {
         if let Some(plan) = stream::plan(&source, path, sizes.piece, threads).with_context(cannot)? {
