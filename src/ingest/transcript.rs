@@ -212,8 +212,8 @@ fn may_be_prompts<'a>(
 
 /// The line, from `from` on, that holds byte `at` of the span the lines lie in one after
 /// another (a newline between, the span's first byte at address `base`): the first that ends
-/// at or after it. Found by galloping: the bytes searched for are a line or two apart in some
-/// texts and hundreds of lines apart in most, where a step a line took 40 instructions a line.
+/// at or after it. Found by galloping rather than a line at a time: the bytes searched for are
+/// a line or two apart in some texts and hundreds of lines apart in most.
 fn line_holding(lines: &[&str], base: usize, from: usize, at: usize) -> usize {
     let before = |l: &&str| l.as_ptr() as usize - base + l.len() < at;
     let last = lines.len() - 1;

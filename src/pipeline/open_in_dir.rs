@@ -1,7 +1,8 @@
 //! Opening the files of one directory by their names in it (`openat` on Linux), not by their
-//! whole paths. The kernel looks up every component of a path on each open: over 17,400 small
-//! iperf/qperf logs, the lookups of `/tmp/…/tcp/NAME` took 3.7 % of the import's time and the
-//! whole open 8.9 %. The directory is opened once for the files after it that lie in it.
+//! whole paths. The kernel walks every directory of a path on each open: over 17,400 small
+//! iperf/qperf logs opened by absolute path, that walk took 1.2 % of the import's time, 0.2 %
+//! by name (the name's own lookup, 3.3 %, stays). The directory is opened once for the files
+//! after it that lie in it.
 #![allow(unsafe_code)]
 
 use std::fs::File;

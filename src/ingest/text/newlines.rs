@@ -4,21 +4,21 @@
 //! 64-byte block gives one mask of its newlines, and every newline in it is one bit.
 #![allow(unsafe_code)]
 
-/// Calls `each` with the offset of every `\n` in `bytes`, in order.
+/// Calls `found` with the offset of every `\n` in `bytes`, in order.
 #[inline]
-pub fn each(bytes: &[u8], mut each: impl FnMut(usize)) {
+pub fn each(bytes: &[u8], mut found: impl FnMut(usize)) {
     let mut base = 0;
     #[cfg(target_arch = "x86_64")]
     for block in bytes.chunks_exact(64) {
         let mut mask = mask(block.try_into().expect("a block of 64 bytes"));
         while mask != 0 {
-            each(base + mask.trailing_zeros() as usize);
+            found(base + mask.trailing_zeros() as usize);
             mask &= mask - 1;
         }
         base += 64;
     }
     for at in memchr::memchr_iter(b'\n', &bytes[base..]) {
-        each(base + at);
+        found(base + at);
     }
 }
 
