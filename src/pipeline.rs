@@ -183,8 +183,16 @@ pub fn import(store_dir: &Path, files: &[PathBuf], options: &Options) -> Result<
 /// (where `Path::parent` gives the empty path, which no listing lists). `Path::parent` takes
 /// the path apart into components from the end, twice, for every file an import reads.
 fn directory_of(source: &str) -> Option<&Path> {
-    let slash = memchr::memrchr(b'/', source.as_bytes())?;
-    Some(Path::new(if slash == 0 { "/" } else { &source[..slash] }))
+    let (dir, _) = split_at_last_slash(source.as_bytes())?;
+    // `dir` is the text before an ASCII `/` of `source` (or the `/` itself): whole characters.
+    Some(Path::new(&source[..dir.len()]))
+}
+
+/// A path's bytes split at its last `/`: the directory (the `/` itself for a file at the root)
+/// and the name after it; `None` without a `/`.
+fn split_at_last_slash(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let slash = memchr::memrchr(b'/', path)?;
+    Some((&path[..slash.max(1)], &path[slash + 1..]))
 }
 
 /// The inputs split into logs and counters files, which are read with their logs

@@ -198,38 +198,20 @@ fn may_be_prompts<'a>(
         return Box::new(0..lines.len());
     };
     let base = span.as_ptr() as usize;
+    let end_of = move |i: usize| lines[i].as_ptr() as usize - base + lines[i].len();
     let (mut line, mut last) = (0, None);
     Box::new(
         memchr::memchr2_iter(b'#', b'$', span.as_bytes()).filter_map(move |at| {
-            line = line_holding(lines, base, line, at);
+            // The line the byte is in: lines lie one after another, a newline between.
+            while end_of(line) < at {
+                line += 1;
+            }
             (last != Some(line)).then(|| {
                 last = Some(line);
                 line
             })
         }),
     )
-}
-
-/// The line, from `from` on, that holds byte `at` of the span the lines lie in one after
-/// another (a newline between, the span's first byte at address `base`): the first that ends
-/// at or after it. Found by galloping rather than a line at a time: the bytes searched for are
-/// a line or two apart in some texts and hundreds of lines apart in most.
-fn line_holding(lines: &[&str], base: usize, from: usize, at: usize) -> usize {
-    let before = |l: &&str| l.as_ptr() as usize - base + l.len() < at;
-    let last = lines.len() - 1;
-    let (mut below, mut step) = (from, 1);
-    if !before(&lines[below]) {
-        return below;
-    }
-    // Line `below` ends before the byte; the span's last line ends at its end, after it.
-    let above = loop {
-        let probe = below + step;
-        if probe >= last || !before(&lines[probe]) {
-            break probe.min(last);
-        }
-        (below, step) = (probe, step * 2);
-    };
-    below + 1 + lines[below + 1..above].partition_point(before)
 }
 
 /// A block of [`split_programs`] with its command read whole from its prompt line (the block's
@@ -485,38 +467,5 @@ mod tests {
             (b[2].start, b[2].end, b[2].host.as_deref()),
             (4, 6, Some("b"))
         );
-    }
-
-    /// The line holding each byte, from every line at or before it: what a walk a line at a
-    /// time finds, with lines of every length (empty ones too) and a last line without a
-    /// newline.
-    #[test]
-    fn line_holding_is_the_walk() {
-        let lengths = [0, 1, 3, 0, 0, 7, 64, 2, 0, 1, 130, 5, 0, 9, 1, 1, 1, 40, 3];
-        let text: String = lengths
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| "x".repeat(n) + if i + 1 < lengths.len() { "\n" } else { "" })
-            .collect();
-        let lines: Vec<&str> = text.split('\n').collect();
-        let base = text.as_ptr() as usize;
-        let end_of = |i: usize| lines[i].as_ptr() as usize - base + lines[i].len();
-        let mut checked = 0;
-        for (at, byte) in text.bytes().enumerate().filter(|&(_, b)| b != b'\n') {
-            let mut want = 0;
-            while end_of(want) < at {
-                want += 1;
-            }
-            assert_eq!(byte, b'x');
-            for from in 0..=want {
-                assert_eq!(
-                    line_holding(&lines, base, from, at),
-                    want,
-                    "{at} from {from}"
-                );
-                checked += 1;
-            }
-        }
-        assert!(checked > 1000, "{checked}");
     }
 }

@@ -31,7 +31,9 @@ impl Opener {
     }
 
     /// The file by its name in its directory: the text after the path's last `/` in the text
-    /// before it (`/` itself for a file at the root), which resolves as the whole path does.
+    /// before it (`/` itself for a file at the root: [`super::split_at_last_slash`], which
+    /// finds a log's directory for its counters file too), which resolves as the whole path
+    /// does.
     /// `None` for a path without a `/`, one whose last part is `.` or `..`, or a name the
     /// directory does not give.
     #[cfg(target_os = "linux")]
@@ -39,8 +41,7 @@ impl Opener {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         use std::os::unix::ffi::OsStrExt;
         let bytes = path.as_os_str().as_bytes();
-        let slash = memchr::memrchr(b'/', bytes)?;
-        let (dir, name) = (&bytes[..slash.max(1)], &bytes[slash + 1..]);
+        let (dir, name) = super::split_at_last_slash(bytes)?;
         if matches!(name, b"" | b"." | b"..") || memchr::memchr(0, bytes).is_some() {
             return None;
         }
