@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Import benchmark: parse throughput (MB/s of transcript text) and peak memory.
+# Import benchmark: parse throughput (MB/s of transcript text), peak memory, and CPU time in user
+# space and in the kernel (medians).
 # Builds a corpus of copies of the seed transcripts (SIZE_MB, default 64) and of the iperf /
 # qperf loopback recordings, then times
 #   1. `linkperf import --dry-run -j 1` (parse only, one thread) over the perftest corpus, and
@@ -56,6 +57,9 @@ label, nbytes, baseline, repeat, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3
 # speed drifts from minute to minute, and turns share the drift.
 binaries = [(cmd[0], "")] + ([(baseline, " (baseline)")] if baseline else [])
 times = {b: [] for b, _ in binaries}
+# CPU time in user space and in the kernel (opening and reading files is the kernel's), per run.
+user = {b: [] for b, _ in binaries}
+kernel = {b: [] for b, _ in binaries}
 rss = {b: 0.0 for b, _ in binaries}
 # One untimed run of each first: the timed runs then find the same warm page cache and
 # allocator state, whichever case ran before.
@@ -72,10 +76,13 @@ for _ in range(repeat):
         _, status, usage = os.wait4(child.pid, 0)
         times[b].append(time.perf_counter() - t)
         assert status == 0, f"{b} exited with status {status}"
+        user[b].append(usage.ru_utime)
+        kernel[b].append(usage.ru_stime)
         rss[b] = max(rss[b], usage.ru_maxrss / 1024)
 for b, tag in binaries:
     dt = statistics.median(times[b])
-    print(f"{label + tag:<45} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss[b]:7.1f} MiB")
+    cpu = f"CPU user {statistics.median(user[b]):5.2f} s, kernel {statistics.median(kernel[b]):5.2f} s"
+    print(f"{label + tag:<45} {nbytes/1e6:8.1f} MB in {dt:6.2f} s = {nbytes/1e6/dt:7.1f} MB/s   peak RSS {rss[b]:7.1f} MiB   {cpu}")
     if not tag:  # this build's median, for the scaling lines at the end
         with open(os.environ["MEDIANS"], "a") as f:
             f.write(f"{label}\t{dt}\n")
