@@ -57,7 +57,8 @@ label, nbytes, baseline, repeat, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3
 # speed drifts from minute to minute, and turns share the drift.
 binaries = [(cmd[0], "")] + ([(baseline, " (baseline)")] if baseline else [])
 times = {b: [] for b, _ in binaries}
-# CPU time in user space and in the kernel (opening and reading files is the kernel's), per run.
+# CPU time in user space and in the kernel (the kernel's is mostly opening and reading files;
+# for a large file, also the sweep rule's rows spilled to a temporary file), per run.
 user = {b: [] for b, _ in binaries}
 kernel = {b: [] for b, _ in binaries}
 rss = {b: 0.0 for b, _ in binaries}
