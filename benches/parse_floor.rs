@@ -3,8 +3,8 @@
 //!   1. splitting them into lines,
 //!   2. the run-id hash (`ContentHash`) over every byte, which every import computes over each
 //!      run's lines and which cannot change (stored runs are deduplicated by it), alone
-//!      and side by side as the import hashes runs (`content_ids`: eight texts in AVX-512
-//!      registers where the CPU has them, else four),
+//!      and side by side as the import hashes runs (`content_ids`: up to 32 texts in AVX-512
+//!      registers where the CPU has them, else up to 12 in AVX2 ones, else four scalar lanes),
 //!   3. reading every number on every line (words split at blanks; those that start with a
 //!      digit read as the parsers read table cells, `ingest::common::decimal`),
 //!   4. `ingest::parse_bytes` on each transcript: the whole parse of a file into runs.

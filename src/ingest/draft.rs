@@ -66,9 +66,9 @@ impl Default for ContentHash {
     }
 }
 
-/// How many texts [`content_ids`] hashes side by side: in vector registers where the CPU has
-/// them ([`wide`]), else four (their states and texts still fit in the general registers;
-/// eight spilled them and were slower than four).
+/// How many texts [`content_ids`] hashes side by side at most: in vector registers where the
+/// CPU has AVX-512 or AVX2 ([`wide`]), else four (their states and texts still fit in the
+/// general registers; eight spilled them and were slower than four).
 pub const MOST_LANES: usize = wide::MOST_LANES;
 const SCALAR_LANES: usize = 4;
 

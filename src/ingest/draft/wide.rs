@@ -1,45 +1,81 @@
-//! Run-id hashes side by side in AVX-512 registers ([`hash_texts`]), eight lanes a register:
-//! each lane's multiply chain waits for its last multiply, and a vector multiply advances
-//! eight chains in the time a scalar one advances one. Scalar code with eight lanes spilled
-//! their states out of the registers and was slower than four.
+//! Run-id hashes side by side in vector registers ([`hash_texts`]): each lane's multiply chain
+//! waits for its last multiply, and a vector multiply advances a register's chains in the time
+//! a scalar one advances one. With AVX-512 a register holds eight lanes and multiplies 64-bit
+//! words; with AVX2 alone it holds four, and the multiply by the prime is put together from
+//! 32-bit ones ([`Lanes::run_avx2`]). Scalar code with eight lanes spilled their states out of
+//! the registers and was slower than four.
 #![allow(unsafe_code)]
 
 use super::ContentHash;
 
-/// Whether this CPU has the vector multiply [`hash_texts`] uses (AVX-512 F and DQ).
-pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+/// The vector instructions [`hash_texts`] uses on this CPU, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vector {
+    /// AVX-512 F and DQ: eight lanes a register, a 64-bit multiply.
+    Avx512,
+    /// AVX2: four lanes a register, the 64-bit multiply from 32-bit ones.
+    Avx2,
 }
 
-/// The most lanes [`hash_texts`] runs: four registers of eight. A vector multiply waits some
-/// fifteen cycles for the one before it in its chain, and the multiplier takes a new one every
-/// few cycles: two registers (sixteen lanes) left it idle half the time; four hash about 1.6
-/// times as many bytes a second as two.
+fn vector() -> Option<Vector> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+        {
+            return Some(Vector::Avx512);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Some(Vector::Avx2);
+        }
+    }
+    None
+}
+
+/// Whether this CPU has vector instructions [`hash_texts`] uses (AVX-512 F and DQ, or AVX2).
+pub fn available() -> bool {
+    vector().is_some()
+}
+
+/// The most lanes [`hash_texts`] runs: four AVX-512 registers of eight. A vector multiply waits
+/// some fifteen cycles for the one before it in its chain, and the multiplier takes a new one
+/// every few cycles: two registers (sixteen lanes) left it idle half the time; four hash about
+/// 1.6 times as many bytes a second as two.
 pub const MOST_LANES: usize = 32;
+
+/// The most lanes [`hash_texts`] runs with AVX2 alone: three registers of four. Their states
+/// (two halves) and words take nine of its sixteen vector registers; four registers would
+/// leave too few for the multiply's intermediates.
+const AVX2_LANES: usize = 12;
 
 /// The hashes of `texts`, each the [`ContentHash`] of that text alone, worked out side by
 /// side in vector registers where [`available`]. A lane whose text ends takes the next text
 /// not yet started, so every lane has text until the last ones; then the width narrows a
 /// register at a time, and the last few lanes end one at a time.
 pub fn hash_texts(texts: &[&[u8]]) -> Vec<ContentHash> {
-    let mut lanes = Lanes::new(texts, MOST_LANES);
+    let vector = vector();
+    // The widest step's lanes: AVX2's sixteen registers hold twelve lanes' states and words.
+    let width = match vector {
+        Some(Vector::Avx2) => AVX2_LANES,
+        _ => MOST_LANES,
+    };
+    let mut lanes = Lanes::new(texts, width);
     #[cfg(target_arch = "x86_64")]
-    if available() {
+    match vector {
         // SAFETY: the CPU has AVX-512 F and DQ, the features `run` is compiled for.
-        unsafe {
+        Some(Vector::Avx512) => unsafe {
             lanes.run::<32, 4>();
             lanes.run::<24, 3>();
             lanes.run::<16, 2>();
             lanes.run::<8, 1>();
-        }
+        },
+        // SAFETY: the CPU has AVX2, the feature `run_avx2` is compiled for.
+        Some(Vector::Avx2) => unsafe {
+            lanes.run_avx2::<AVX2_LANES, 3>();
+            lanes.run_avx2::<8, 2>();
+            lanes.run_avx2::<4, 1>();
+        },
+        None => {}
     }
     lanes.finish_alone()
 }
@@ -116,10 +152,40 @@ impl<'t> Lanes<'t> {
         }
     }
 
+    /// The next stretch every active lane hashes side by side, at most `L` lanes, once lanes
+    /// near their texts' ends have taken their next ones ([`Lanes::refill`]): how many lanes
+    /// are active, how many bytes (the fewest any active lane has left, whole words of eight),
+    /// and each lane's bytes (lanes past the active ones repeat lane 0's, and their hashes are
+    /// never read). `None` once every text has been taken and at most `keep` lanes are active:
+    /// fewer would leave a register's lanes idle, and the caller's narrower step takes over.
+    fn stretch<const L: usize>(&mut self, keep: usize) -> Option<(usize, usize, [&'t [u8]; L])> {
+        self.refill();
+        if self.next == self.texts.len() && self.active <= keep {
+            return None;
+        }
+        let active = self.active;
+        debug_assert!(active <= L, "more lanes active than the registers hold");
+        let n = self.rest[..active]
+            .iter()
+            .map(|t| t.len())
+            .min()
+            .unwrap_or(0)
+            / 8
+            * 8;
+        let texts = std::array::from_fn(|l| &self.rest[if l < active { l } else { 0 }][..n]);
+        Some((active, n, texts))
+    }
+
+    /// Each active lane's text on by the `n` bytes its hash has taken in.
+    fn advance(&mut self, active: usize, n: usize) {
+        for rest in &mut self.rest[..active] {
+            *rest = &rest[n..];
+        }
+    }
+
     /// Runs `L` lanes (`S` registers of eight) until every text has been taken and the active
     /// lanes fit in one register less; at eight lanes, until four are left (one register
-    /// for four lanes hashes fewer bytes a second than a chain alone). Lanes past the active
-    /// ones repeat lane 0's bytes, and their hashes are never read. Between two texts' ends
+    /// for four lanes hashes fewer bytes a second than a chain alone). Between two texts' ends
     /// the lanes' states stay in the registers, eight bytes of each text loaded at once and
     /// fed to the chains a byte at a time (lowest first, as [`ContentHash::step`] reads them).
     #[cfg(target_arch = "x86_64")]
@@ -127,28 +193,10 @@ impl<'t> Lanes<'t> {
     unsafe fn run<const L: usize, const S: usize>(&mut self) {
         use std::arch::x86_64::*;
         const { assert!(L == 8 * S && L <= MOST_LANES) };
-        debug_assert!(
-            self.active <= L,
-            "more lanes active than the registers hold"
-        );
         let keep = if L == 8 { 4 } else { L - 8 };
         let prime = _mm512_set1_epi64(ContentHash::PRIME as i64);
         let low_byte = _mm512_set1_epi64(0xff);
-        loop {
-            self.refill();
-            if self.next == self.texts.len() && self.active <= keep {
-                return;
-            }
-            let active = self.active;
-            let n = self.rest[..active]
-                .iter()
-                .map(|t| t.len())
-                .min()
-                .unwrap_or(0)
-                / 8
-                * 8;
-            let texts: [&[u8]; L] =
-                std::array::from_fn(|l| &self.rest[if l < active { l } else { 0 }][..n]);
+        while let Some((active, n, texts)) = self.stretch::<L>(keep) {
             // SAFETY (every load and store below): eight u64 at `8 * s`, within the
             // `MOST_LANES` of the arrays (`8 * S <= MOST_LANES`).
             let load = |half: &[u64; MOST_LANES], s: usize| unsafe {
@@ -158,10 +206,7 @@ impl<'t> Lanes<'t> {
             let mut b: [__m512i; S] = std::array::from_fn(|s| load(&self.b, s));
             for i in (0..n).step_by(8) {
                 let mut words: [__m512i; S] = std::array::from_fn(|s| {
-                    let w = |l: usize| {
-                        let bytes: [u8; 8] = texts[8 * s + l][i..i + 8].try_into().expect("8");
-                        i64::from_le_bytes(bytes)
-                    };
+                    let w = |l: usize| word_at(texts[8 * s + l], i);
                     _mm512_set_epi64(w(7), w(6), w(5), w(4), w(3), w(2), w(1), w(0))
                 });
                 for _ in 0..8 {
@@ -182,9 +227,54 @@ impl<'t> Lanes<'t> {
                     _mm512_storeu_si512(self.b.as_mut_ptr().add(8 * s).cast(), b[s]);
                 }
             }
-            for rest in &mut self.rest[..active] {
-                *rest = &rest[n..];
+            self.advance(active, n);
+        }
+    }
+
+    /// [`Lanes::run`] with AVX2: `L` lanes in `S` registers of four. AVX2 has no 64-bit
+    /// multiply, so `x * PRIME` (`PRIME` = 2^40 + 435) is put together from 32-bit ones
+    /// ([`mul_prime_avx2`]). Runs until every text has been taken and the active lanes fit in
+    /// one register less; at four lanes, until two are left (a register's chain waits some ten
+    /// cycles a byte, twice a scalar chain's wait: two lanes in it hash no faster than one alone).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2<const L: usize, const S: usize>(&mut self) {
+        use std::arch::x86_64::*;
+        const { assert!(L == 4 * S && L <= MOST_LANES) };
+        let keep = if L == 4 { 2 } else { L - 4 };
+        let low_byte = _mm256_set1_epi64x(0xff);
+        while let Some((active, n, texts)) = self.stretch::<L>(keep) {
+            // SAFETY (every load and store below): four u64 at `4 * s`, within the
+            // `MOST_LANES` of the arrays (`4 * S <= MOST_LANES`).
+            let load = |half: &[u64; MOST_LANES], s: usize| unsafe {
+                _mm256_loadu_si256(half.as_ptr().add(4 * s).cast())
+            };
+            let mut a: [__m256i; S] = std::array::from_fn(|s| load(&self.a, s));
+            let mut b: [__m256i; S] = std::array::from_fn(|s| load(&self.b, s));
+            for i in (0..n).step_by(8) {
+                let mut words: [__m256i; S] = std::array::from_fn(|s| {
+                    let w = |l: usize| word_at(texts[4 * s + l], i);
+                    _mm256_set_epi64x(w(3), w(2), w(1), w(0))
+                });
+                for _ in 0..8 {
+                    for s in 0..S {
+                        let byte = _mm256_and_si256(words[s], low_byte);
+                        a[s] = mul_prime_avx2(_mm256_xor_si256(a[s], byte));
+                        let m = mul_prime_avx2(_mm256_xor_si256(b[s], byte));
+                        // Rotated left by five: AVX2 has no rotate.
+                        b[s] =
+                            _mm256_or_si256(_mm256_slli_epi64::<5>(m), _mm256_srli_epi64::<59>(m));
+                        words[s] = _mm256_srli_epi64::<8>(words[s]);
+                    }
+                }
             }
+            for s in 0..S {
+                unsafe {
+                    _mm256_storeu_si256(self.a.as_mut_ptr().add(4 * s).cast(), a[s]);
+                    _mm256_storeu_si256(self.b.as_mut_ptr().add(4 * s).cast(), b[s]);
+                }
+            }
+            self.advance(active, n);
         }
     }
 
@@ -202,6 +292,32 @@ impl<'t> Lanes<'t> {
     }
 }
 
+/// The eight bytes of `text` from `i` as one word, the first the lowest.
+#[inline(always)]
+fn word_at(text: &[u8], i: usize) -> i64 {
+    let bytes: [u8; 8] = text[i..i + 8].try_into().expect("eight bytes");
+    i64::from_le_bytes(bytes)
+}
+
+/// `x * PRIME` in each 64-bit lane (`PRIME` = 2^40 + 435), from AVX2's 32 × 32 → 64-bit
+/// multiply. With `x = hi·2^32 + lo`, modulo 2^64: `x·2^40 = lo·2^40` and
+/// `x·435 = lo·435 + (hi·435)·2^32`, so `x·PRIME = lo·435 + (hi·435 + lo·2^8)·2^32`, where only
+/// the low 32 bits of the bracket count: `x << 8` gives them for `lo·2^8`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn mul_prime_avx2(x: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    const LOW: i64 = (ContentHash::PRIME & 0xffff_ffff) as i64;
+    const { assert!(ContentHash::PRIME == (1 << 40) + LOW as u64) };
+    let low = _mm256_set1_epi64x(LOW);
+    let lo_part = _mm256_mul_epu32(x, low);
+    let hi_part = _mm256_add_epi64(
+        _mm256_mul_epu32(_mm256_srli_epi64::<32>(x), low),
+        _mm256_slli_epi64::<8>(x),
+    );
+    _mm256_add_epi64(lo_part, _mm256_slli_epi64::<32>(hi_part))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,10 +327,10 @@ mod tests {
         hs.iter().map(ContentHash::hex).collect()
     }
 
-    /// `L` lanes alone (`S` registers) end as each text hashed alone: as many texts as lanes,
+    /// `L` lanes alone, run by `run`, end as each text hashed alone: as many texts as lanes,
     /// twice as many (lanes that take a next text), of every length around eight bytes.
     #[cfg(target_arch = "x86_64")]
-    fn width_hashes_as_alone<const L: usize, const S: usize>() {
+    fn width_hashes_as_alone<const L: usize>(run: impl Fn(&mut Lanes)) {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for n in (0..40).chain([63, 64, 65, 1000, 4099]) {
             let texts: Vec<Vec<u8>> = (0..2 * L)
@@ -223,8 +339,7 @@ mod tests {
             let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
             for count in [L, 2 * L] {
                 let mut lanes = Lanes::new(&refs[..count], L);
-                // SAFETY: only where the CPU has the features `run` is compiled for.
-                unsafe { lanes.run::<L, S>() };
+                run(&mut lanes);
                 assert_eq!(
                     hex(&lanes.finish_alone()),
                     alone(&refs[..count]),
@@ -248,13 +363,54 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn every_width_hashes_as_alone() {
-        if !available() {
-            return; // no AVX-512 here: `hash_texts` hashes a chain at a time (tested below)
+        if vector() != Some(Vector::Avx512) {
+            return; // no AVX-512 here: the AVX2 widths are tested below
         }
-        width_hashes_as_alone::<8, 1>();
-        width_hashes_as_alone::<16, 2>();
-        width_hashes_as_alone::<24, 3>();
-        width_hashes_as_alone::<32, 4>();
+        // SAFETY (each run): the CPU has AVX-512 F and DQ, the features `run` is compiled for.
+        width_hashes_as_alone::<8>(|l| unsafe { l.run::<8, 1>() });
+        width_hashes_as_alone::<16>(|l| unsafe { l.run::<16, 2>() });
+        width_hashes_as_alone::<24>(|l| unsafe { l.run::<24, 3>() });
+        width_hashes_as_alone::<32>(|l| unsafe { l.run::<32, 4>() });
+    }
+
+    /// The AVX2 widths, where the CPU has AVX2 (with or without AVX-512).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn every_avx2_width_hashes_as_alone() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return; // no AVX2 here: `hash_texts` hashes a chain at a time (tested below)
+        }
+        // SAFETY (each run): the CPU has AVX2, the feature `run_avx2` is compiled for.
+        width_hashes_as_alone::<4>(|l| unsafe { l.run_avx2::<4, 1>() });
+        width_hashes_as_alone::<8>(|l| unsafe { l.run_avx2::<8, 2>() });
+        width_hashes_as_alone::<12>(|l| unsafe { l.run_avx2::<12, 3>() });
+    }
+
+    /// The multiply put together from 32-bit ones is the 64-bit multiply, for words whose
+    /// halves carry into each other and for random ones.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_multiply_is_the_prime_multiply() {
+        use std::arch::x86_64::*;
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut next = xorshift(0x0123_4567_89ab_cdef);
+        let edges = [0, 1, u64::MAX, 0xffff_ffff, 1 << 32, (1 << 24) - 1, 1 << 63];
+        let words: Vec<u64> = edges.into_iter().chain((0..4000).map(|_| next())).collect();
+        for w in words.chunks(4).filter(|w| w.len() == 4) {
+            let mut out = [0u64; 4];
+            // SAFETY: the CPU has AVX2; four u64 loaded from and stored to arrays of four.
+            unsafe {
+                let x = _mm256_loadu_si256(w.as_ptr().cast());
+                _mm256_storeu_si256(out.as_mut_ptr().cast(), mul_prime_avx2(x));
+            }
+            let want: Vec<u64> = w
+                .iter()
+                .map(|x| x.wrapping_mul(ContentHash::PRIME))
+                .collect();
+            assert_eq!(out.to_vec(), want, "{w:x?}");
+        }
     }
 
     /// Texts of every count around the widths (lanes that take a next text, the width that
