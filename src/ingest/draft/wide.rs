@@ -44,8 +44,9 @@ pub fn available() -> bool {
 pub const MOST_LANES: usize = 32;
 
 /// The most lanes [`hash_texts`] runs with AVX2 alone: three registers of four. Their states
-/// (two halves) and words take nine of its sixteen vector registers; four registers would
-/// leave too few for the multiply's intermediates.
+/// (two halves) and words take nine of its sixteen vector registers, the constants and the
+/// multiply's intermediates most of the rest (four registers of lanes were not tried: their
+/// twelve registers would leave four for those).
 const AVX2_LANES: usize = 12;
 
 /// The hashes of `texts`, each the [`ContentHash`] of that text alone, worked out side by
@@ -234,8 +235,9 @@ impl<'t> Lanes<'t> {
     /// [`Lanes::run`] with AVX2: `L` lanes in `S` registers of four. AVX2 has no 64-bit
     /// multiply, so `x * PRIME` (`PRIME` = 2^40 + 435) is put together from 32-bit ones
     /// ([`mul_prime_avx2`]). Runs until every text has been taken and the active lanes fit in
-    /// one register less; at four lanes, until two are left (a register's chain waits some ten
-    /// cycles a byte, twice a scalar chain's wait: two lanes in it hash no faster than one alone).
+    /// one register less; at four lanes, until two are left (by the instructions' latencies, a
+    /// register's chain waits about twice as long a byte as a scalar chain: two lanes in it
+    /// would hash no faster than one alone).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn run_avx2<const L: usize, const S: usize>(&mut self) {
